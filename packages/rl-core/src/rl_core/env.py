@@ -1,0 +1,28 @@
+"""The environment port: the one interface every backend adapter implements and every algorithm
+consumes. One environment, unbatched; `VectorEnv` adds the batch. Both methods are pure functions
+of their inputs, so they can be jitted, vmapped and scanned."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import jax
+
+from rl_core.types import TimeStep
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """`reset(key) -> (state, TimeStep)`; `step(state, action, key) -> (state, TimeStep)`.
+
+    The TimeStep from `reset` has reward 0, terminated/truncated False, and an `info` dict with the
+    same keys, shapes and dtypes as every `step` returns. Stepping a finished episode is undefined:
+    wrap with `AutoReset` to start the next one automatically.
+    """
+
+    observation_space: Any
+    action_space: Any
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]: ...
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]: ...

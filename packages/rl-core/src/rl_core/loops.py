@@ -1,0 +1,170 @@
+"""`lax.scan` loops shared by every algorithm.
+
+An algorithm is described by an `Algorithm`: `init(key, hparams) -> carry` and
+`update(carry, hparams) -> (carry, metrics)`, applied `num_updates` times. From these two pure
+functions come
+  * `make_train(algo)`: the whole run as one pure function `train(key, hparams) -> TrainResult`,
+    for users who `jax.jit(jax.vmap(train))` it themselves;
+  * `run_members(...)`: the same updates for M members (seeds, grid points, a population) driven in
+    compiled *chunks* of updates, so that progress, logging and checkpoints can happen between
+    chunks without a host callback inside the program (executables with host callbacks are never
+    stored in JAX's persistent compilation cache, which would make every run recompile).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+
+from rl_core.types import TimeStep, TrainResult, Transition
+
+Policy = Callable[[TimeStep, jax.Array], tuple[jax.Array, dict[str, Any]]]
+
+
+def rollout(
+    env: Any, policy: Policy, env_state: Any, timestep: TimeStep, key: jax.Array, num_steps: int
+) -> tuple[tuple[Any, TimeStep, jax.Array], Transition]:
+    """Steps `env` (usually a `VectorEnv`) `num_steps` times with `policy(timestep, key) ->
+    (action, extras)`. Returns the final `(env_state, timestep, key)` and a `Transition` whose leaves
+    have a leading `[num_steps]` axis. `next_observation` is `info["final_observation"]` when the
+    environment provides it (`AutoReset`), so truncated episodes can be bootstrapped."""
+
+    def one_step(carry, _):
+        env_state, ts, key = carry
+        key, k_act, k_env = jax.random.split(key, 3)
+        action, extras = policy(ts, k_act)
+        env_state, nts = env.step(env_state, action, k_env)
+        info = dict(nts.info)
+        next_obs = info.pop("final_observation", nts.observation)
+        tr = Transition(
+            observation=ts.observation,
+            action=action,
+            reward=nts.reward,
+            terminated=nts.terminated,
+            truncated=nts.truncated,
+            next_observation=next_obs,
+            extras=extras,
+            info=info,
+        )
+        return (env_state, nts, key), tr
+
+    return jax.lax.scan(one_step, (env_state, timestep, key), None, length=num_steps)
+
+
+class Algorithm(NamedTuple):
+    """A training run cut into identical updates.
+
+    init:    `(key, hparams) -> carry`, the state before the first update.
+    update:  `(carry, hparams) -> (carry, metrics)`; metrics is a dict of scalars.
+    num_updates: how many updates make the run.
+    steps_per_update: environment steps one update consumes (per member).
+    """
+
+    init: Callable[[jax.Array, Any], Any]
+    update: Callable[[Any, Any], tuple[Any, dict[str, jax.Array]]]
+    num_updates: int
+    steps_per_update: int
+
+
+def scan_updates(algo: Algorithm, carry: Any, hparams: Any, length: int) -> tuple[Any, Any]:
+    """`length` updates in one `lax.scan`; metrics get a leading `[length]` axis."""
+    return jax.lax.scan(lambda c, _: algo.update(c, hparams), carry, None, length=length)
+
+
+def make_train(algo: Algorithm) -> Callable[[jax.Array, Any], TrainResult]:
+    """The whole run as a pure function `train(key, hparams) -> TrainResult`."""
+
+    def train(key: jax.Array, hparams: Any) -> TrainResult:
+        carry = algo.init(key, hparams)
+        carry, metrics = scan_updates(algo, carry, hparams, algo.num_updates)
+        return TrainResult(carry, metrics)
+
+    return train
+
+
+def chunk_length(num_updates: int, target_chunks: int = 50) -> int:
+    """The largest divisor of `num_updates` not above `num_updates / target_chunks` (at least 1),
+    so that every chunk has the same length and one compiled chunk serves the whole run."""
+    limit = max(1, num_updates // max(1, target_chunks))
+    return max(d for d in range(1, limit + 1) if num_updates % d == 0)
+
+
+class ChunkReport(NamedTuple):
+    """What `run_members` tells its observer after each chunk (host numpy arrays)."""
+
+    chunk: int  # index of the finished chunk, from 0
+    num_chunks: int
+    updates_done: int
+    metrics: dict[str, Any]  # each `[M, chunk_len]`
+    elapsed: float  # seconds since the first chunk was dispatched
+
+
+class CompiledRun(NamedTuple):
+    """A multi-member run, compiled and ready: call `.run(...)`."""
+
+    init: Any  # compiled `(keys[M], hparams[M]) -> carry[M]`
+    chunk: Any  # compiled `(carry[M], hparams[M]) -> (carry[M], metrics[M, L])`
+    num_chunks: int
+    chunk_len: int
+    compile_seconds: float
+
+
+def compile_members(
+    algo: Algorithm, keys: jax.Array, hparams: Any, chunk_len: int | None = None
+) -> CompiledRun:
+    """Lowers and compiles the init and the chunk programs for `M = len(keys)` members (vmapped),
+    timing compilation apart from running. `hparams` has a leading `[M]` axis on every leaf."""
+    chunk_len = chunk_length(algo.num_updates) if chunk_len is None else chunk_len
+    if algo.num_updates % chunk_len:
+        raise ValueError(f"chunk_len {chunk_len} must divide num_updates {algo.num_updates}.")
+
+    def chunk(carry, hp):
+        return jax.vmap(lambda c, h: scan_updates(algo, c, h, chunk_len))(carry, hp)
+
+    t0 = time.perf_counter()
+    init_c = jax.jit(jax.vmap(algo.init)).lower(keys, hparams).compile()
+    carry_shape = jax.eval_shape(jax.vmap(algo.init), keys, hparams)
+    chunk_c = jax.jit(chunk, donate_argnums=0).lower(carry_shape, hparams).compile()
+    return CompiledRun(
+        init_c, chunk_c, algo.num_updates // chunk_len, chunk_len, time.perf_counter() - t0
+    )
+
+
+def run_members(
+    compiled: CompiledRun,
+    keys: jax.Array,
+    hparams: Any,
+    on_chunk: Callable[[ChunkReport], None] | None = None,
+) -> TrainResult:
+    """Runs every chunk of a compiled multi-member run. `on_chunk` is called on the host after each
+    chunk with its metrics (the next chunk is already dispatched, so the device does not wait).
+    Returns the final carry and all metrics `[M, num_updates]`."""
+    t0 = time.perf_counter()
+    carry = compiled.init(keys, hparams)
+    pending = None
+    collected: list[dict[str, Any]] = []
+
+    def report(i: int, metrics: Any) -> None:
+        host = jax.device_get(metrics)
+        collected.append(host)
+        if on_chunk is not None:
+            on_chunk(
+                ChunkReport(
+                    i, compiled.num_chunks, (i + 1) * compiled.chunk_len, host,
+                    time.perf_counter() - t0,
+                )
+            )
+
+    for i in range(compiled.num_chunks):
+        carry, metrics = compiled.chunk(carry, hparams)
+        if pending is not None:
+            report(*pending)
+        pending = (i, metrics)
+    if pending is not None:
+        report(*pending)
+    all_metrics = {k: np.concatenate([m[k] for m in collected], axis=1) for k in collected[0]}
+    return TrainResult(carry, all_metrics)

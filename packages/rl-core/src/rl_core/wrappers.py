@@ -1,0 +1,280 @@
+"""Wrappers written once against the port, for every backend.
+
+A typical stack, innermost first:
+    env -> EpisodeStatistics -> AutoReset -> VectorEnv(N) -> [FlattenObservation]
+        -> [NormalizeObservation] -> [NormalizeReward] -> [ClipAction]
+Wrappers below `VectorEnv` see one environment; those above see a leading `[N]` axis and treat it
+as a batch (normalisation statistics are shared across the N environments).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rl_core.spaces import Box
+from rl_core.types import STATE_INFO_KEYS, TimeStep
+
+
+class Wrapper:
+    """Delegates everything to the wrapped environment; subclasses override what they change."""
+
+    def __init__(self, env: Any):
+        self.env = env
+
+    @property
+    def observation_space(self) -> Any:
+        return self.env.observation_space
+
+    @property
+    def action_space(self) -> Any:
+        return self.env.action_space
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        return self.env.reset(key)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        return self.env.step(state, action, key)
+
+    @property
+    def unwrapped(self) -> Any:
+        return getattr(self.env, "unwrapped", self.env)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes this wrapper lacks (num_envs, backend metadata, ...).
+        if name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.env!r})"
+
+
+def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
+    """Leaf-wise `where` for an unbatched boolean scalar and two pytrees of the same structure."""
+    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+class AutoReset(Wrapper):
+    """Starts a new episode when one ends, inside the same `step`.
+
+    The returned observation is the first of the new episode; the real last observation is kept
+    in `info["final_observation"]` (equal to `observation` when the episode goes on) so that a
+    truncated episode can bootstrap from it. reward/terminated/truncated describe the step taken;
+    entries of STATE_INFO_KEYS (the action mask) follow the new observation.
+    """
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.reset(key)
+        return state, ts._replace(info={**ts.info, "final_observation": ts.observation})
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        key_step, key_reset = jax.random.split(key)
+        state_st, ts = self.env.step(state, action, key_step)
+        state_re, ts_re = self.env.reset(key_reset)
+        done = jnp.logical_or(ts.terminated, ts.truncated)
+        info = {**ts.info, "final_observation": ts.observation}
+        for k in STATE_INFO_KEYS:
+            if k in ts.info:
+                info[k] = jnp.where(done, ts_re.info[k], ts.info[k])
+        new_state = _select(done, state_re, state_st)
+        obs = _select(done, ts_re.observation, ts.observation)
+        return new_state, ts._replace(observation=obs, info=info)
+
+
+class EpisodeStatsState(NamedTuple):
+    env_state: Any
+    episode_return: jax.Array
+    episode_length: jax.Array
+
+
+class EpisodeStatistics(Wrapper):
+    """Adds the running undiscounted return and length of the current episode to `info`
+    (`episode_return` float32, `episode_length` int32, counting the step just taken). On a step
+    where `terminated | truncated` they are the finished episode's totals. Place it *inside*
+    `AutoReset` so the counters restart with each episode."""
+
+    def reset(self, key: jax.Array) -> tuple[EpisodeStatsState, TimeStep]:
+        state, ts = self.env.reset(key)
+        zero_r, zero_l = jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32)
+        info = {**ts.info, "episode_return": zero_r, "episode_length": zero_l}
+        return EpisodeStatsState(state, zero_r, zero_l), ts._replace(info=info)
+
+    def step(
+        self, state: EpisodeStatsState, action: jax.Array, key: jax.Array
+    ) -> tuple[EpisodeStatsState, TimeStep]:
+        env_state, ts = self.env.step(state.env_state, action, key)
+        ret = state.episode_return + ts.reward.astype(jnp.float32)
+        length = state.episode_length + 1
+        info = {**ts.info, "episode_return": ret, "episode_length": length}
+        return EpisodeStatsState(env_state, ret, length), ts._replace(info=info)
+
+
+class VectorEnv(Wrapper):
+    """`num_envs` independent copies stepped in lockstep with `vmap`; every leaf gets a leading
+    `[num_envs]` axis. Spaces stay those of one environment."""
+
+    def __init__(self, env: Any, num_envs: int):
+        super().__init__(env)
+        if int(num_envs) < 1:
+            raise ValueError(f"VectorEnv needs num_envs >= 1, got {num_envs}.")
+        self.num_envs = int(num_envs)
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        return jax.vmap(self.env.reset)(jax.random.split(key, self.num_envs))
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        keys = jax.random.split(key, self.num_envs)
+        return jax.vmap(self.env.step)(state, action, keys)
+
+
+def _batch_ndim(env: Any) -> int:
+    """1 when the wrapped environment is vectorised (leading `[N]` axis), else 0."""
+    return 1 if hasattr(env, "num_envs") else 0
+
+
+class RunningMeanStd(NamedTuple):
+    """Running mean/variance merged batch by batch (Chan et al.'s parallel algorithm)."""
+
+    mean: jax.Array
+    var: jax.Array
+    count: jax.Array
+
+    @classmethod
+    def create(cls, shape: tuple[int, ...]) -> RunningMeanStd:
+        return cls(jnp.zeros(shape, jnp.float32), jnp.ones(shape, jnp.float32), jnp.float32(1e-4))
+
+    def update(self, x: jax.Array, batch_ndim: int) -> RunningMeanStd:
+        axes = tuple(range(batch_ndim))
+        x = x.astype(jnp.float32)
+        b_mean = jnp.mean(x, axis=axes) if axes else x
+        b_var = jnp.var(x, axis=axes) if axes else jnp.zeros_like(x)
+        b_count = jnp.float32(np.prod(x.shape[:batch_ndim]) if batch_ndim else 1)
+        delta = b_mean - self.mean
+        tot = self.count + b_count
+        mean = self.mean + delta * b_count / tot
+        m2 = self.var * self.count + b_var * b_count + delta**2 * self.count * b_count / tot
+        return RunningMeanStd(mean, m2 / tot, tot)
+
+
+class NormalizeState(NamedTuple):
+    env_state: Any
+    stats: RunningMeanStd
+
+
+class NormalizeObservation(Wrapper):
+    """Standardises observations with running statistics (updated on every step, shared across a
+    vectorised batch) and clips to `[-clip, clip]`. `info["final_observation"]` is normalised with
+    the same statistics so bootstrapped values see what the network was trained on."""
+
+    def __init__(self, env: Any, clip: float = 10.0, epsilon: float = 1e-8):
+        super().__init__(env)
+        self.clip, self.epsilon = float(clip), float(epsilon)
+        self._bn = _batch_ndim(env)
+
+    def _norm(self, stats: RunningMeanStd, obs: jax.Array) -> jax.Array:
+        z = (obs - stats.mean) / jnp.sqrt(stats.var + self.epsilon)
+        return jnp.clip(z, -self.clip, self.clip).astype(jnp.float32)
+
+    def _apply(self, stats: RunningMeanStd, ts: TimeStep) -> TimeStep:
+        info = dict(ts.info)
+        if "final_observation" in info:
+            info["final_observation"] = self._norm(stats, info["final_observation"])
+        return ts._replace(observation=self._norm(stats, ts.observation), info=info)
+
+    def reset(self, key: jax.Array) -> tuple[NormalizeState, TimeStep]:
+        state, ts = self.env.reset(key)
+        shape = ts.observation.shape[self._bn :]
+        stats = RunningMeanStd.create(shape).update(ts.observation, self._bn)
+        return NormalizeState(state, stats), self._apply(stats, ts)
+
+    def step(self, state: NormalizeState, action: jax.Array, key: jax.Array):
+        env_state, ts = self.env.step(state.env_state, action, key)
+        stats = state.stats.update(ts.observation, self._bn)
+        return NormalizeState(env_state, stats), self._apply(stats, ts)
+
+
+class RewardNormState(NamedTuple):
+    env_state: Any
+    stats: RunningMeanStd
+    discounted_return: jax.Array
+
+
+class NormalizeReward(Wrapper):
+    """Scales rewards by the running standard deviation of the discounted return (the scheme of
+    OpenAI baselines' VecNormalize). The raw return stays available through EpisodeStatistics,
+    which sits below this wrapper."""
+
+    def __init__(self, env: Any, gamma: float = 0.99, clip: float = 10.0, epsilon: float = 1e-8):
+        super().__init__(env)
+        self.gamma, self.clip, self.epsilon = float(gamma), float(clip), float(epsilon)
+        self._bn = _batch_ndim(env)
+
+    def reset(self, key: jax.Array) -> tuple[RewardNormState, TimeStep]:
+        state, ts = self.env.reset(key)
+        ret = jnp.zeros_like(ts.reward, dtype=jnp.float32)
+        return RewardNormState(state, RunningMeanStd.create(()), ret), ts
+
+    def step(self, state: RewardNormState, action: jax.Array, key: jax.Array):
+        env_state, ts = self.env.step(state.env_state, action, key)
+        done = jnp.logical_or(ts.terminated, ts.truncated)
+        ret = state.discounted_return * self.gamma + ts.reward
+        stats = state.stats.update(ret, self._bn)
+        reward = jnp.clip(ts.reward / jnp.sqrt(stats.var + self.epsilon), -self.clip, self.clip)
+        new_state = RewardNormState(env_state, stats, jnp.where(done, 0.0, ret))
+        return new_state, ts._replace(reward=reward.astype(jnp.float32))
+
+
+class ClipAction(Wrapper):
+    """Clips continuous actions into the `Box` bounds before stepping (a Gaussian policy samples
+    outside them). Leaves discrete action spaces alone."""
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        space = self.action_space
+        if isinstance(space, Box):
+            action = jnp.clip(action, space.low, space.high)
+        return self.env.step(state, action, key)
+
+
+def flatten_observation(obs: Any, batch_ndim: int = 0) -> jax.Array:
+    """Concatenates every leaf of an observation pytree into one float32 vector per batch element:
+    `[*batch, D]`. Leaves are taken in pytree order (sorted keys for dicts, field order for
+    NamedTuples), so the layout is deterministic."""
+    leaves = jax.tree.leaves(obs)
+    batch = leaves[0].shape[:batch_ndim]
+    return jnp.concatenate(
+        [jnp.reshape(x, (*batch, -1)).astype(jnp.float32) for x in leaves], axis=-1
+    )
+
+
+class FlattenObservation(Wrapper):
+    """Turns any observation (an image, a nested NamedTuple) into a flat float32 vector, for MLPs.
+    Networks that need the structure (a CNN over image planes) simply skip this wrapper."""
+
+    def __init__(self, env: Any):
+        super().__init__(env)
+        self._bn = _batch_ndim(env)
+        sizes = [int(np.prod(s.shape)) for s in jax.tree.leaves(
+            env.observation_space, is_leaf=lambda s: hasattr(s, "shape"))]
+        self._space = Box(-np.inf, np.inf, (sum(sizes),), jnp.float32)
+
+    @property
+    def observation_space(self) -> Box:
+        return self._space
+
+    def _apply(self, ts: TimeStep) -> TimeStep:
+        info = dict(ts.info)
+        if "final_observation" in info:
+            info["final_observation"] = flatten_observation(info["final_observation"], self._bn)
+        return ts._replace(observation=flatten_observation(ts.observation, self._bn), info=info)
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.reset(key)
+        return state, self._apply(ts)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.step(state, action, key)
+        return state, self._apply(ts)

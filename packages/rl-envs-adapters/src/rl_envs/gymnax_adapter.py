@@ -1,0 +1,137 @@
+"""gymnax behind the port.
+
+How gymnax's episode ends map onto the port:
+* gymnax 1.0's `step` always auto-resets and hides the real last observation in `info`. We call
+  `step_env` (no auto-reset) instead and leave resets to rl-core's `AutoReset`, so the work is not
+  done twice and the final observation is the one `step_env` returned.
+* `terminated` is gymnax's own (natural) termination; `truncated` is `is_truncated` (the
+  `max_steps_in_episode` time limit) and only when the episode did not also terminate, so the two
+  flags never both hold and a true terminal is never bootstrapped.
+* gymnax's step `info` (e.g. `discount`) is dropped: it repeats what `terminated` says and is
+  absent at reset, whereas the port promises the same info keys at reset and step.
+Observations are cast to float32 (MinAtar gives bool planes), rewards to float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rl_core import Box, Discrete, TimeStep
+from rl_envs._registry import EnvError
+
+LIBRARY = "gymnax"
+
+# Family of each environment: it selects the algorithms' default hyperparameters (presets).
+_FAMILIES = {
+    "classic_control": [
+        "CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0",
+    ],
+    "minatar": [
+        "Asterix-MinAtar", "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar",
+    ],
+    "bsuite": [
+        "Catch-bsuite", "DeepSea-bsuite", "MemoryChain-bsuite", "UmbrellaChain-bsuite",
+        "DiscountingChain-bsuite", "SimpleBandit-bsuite",
+    ],
+    "misc": [
+        "FourRooms-misc", "MetaMaze-misc", "PointRobot-misc", "BernoulliBandit-misc",
+        "GaussianBandit-misc", "Reacher-misc", "Swimmer-misc", "Pong-misc", "FrozenLake-misc",
+    ],
+}
+# gymnax registers these too, but they do not work with the pinned release (reason each):
+EXCLUDED = {
+    "MNISTBandit-bsuite": "in gymnax.registered_envs, but gymnax.make raises KeyError for it",
+    "Seaquest-MinAtar": "in gymnax.registered_envs, but gymnax.make raises KeyError for it",
+}
+# These declare observation bounds that their own observations break (checked by
+# check_environment); the adapter declares them unbounded instead.
+_UNBOUNDED_OBS = {"MemoryChain-bsuite", "GaussianBandit-misc"}
+ENV_NAMES: list[str] = [n for names in _FAMILIES.values() for n in names]
+FAMILY: dict[str, str] = {n: fam for fam, names in _FAMILIES.items() for n in names}
+
+
+def _action_space(space: Any) -> Any:
+    from gymnax.environments import spaces as gspaces
+
+    if isinstance(space, gspaces.Discrete):
+        return Discrete(int(space.n))
+    if isinstance(space, gspaces.Box):
+        return Box(space.low, space.high, tuple(space.shape), jnp.float32)
+    raise EnvError(f"gymnax action space {type(space).__name__} is not supported by the adapter")
+
+
+def _observation_space(space: Any, shape: tuple[int, ...], bounded: bool) -> Box:
+    """Observations always become a float32 Box whose shape is that of a real reset, because a
+    few gymnax envs declare a space that differs from what they return (FrozenLake declares
+    Discrete(16) and returns the cell index)."""
+    from gymnax.environments import spaces as gspaces
+
+    low, high = np.float32(-np.inf), np.float32(np.inf)
+    if bounded and isinstance(space, gspaces.Discrete):
+        low, high = np.float32(0), np.float32(space.n - 1)
+    elif bounded and isinstance(space, gspaces.Box):
+        lo, hi = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
+        if lo.shape in ((), shape) and hi.shape in ((), shape):
+            low, high = lo, hi
+    return Box(low, high, shape, jnp.float32)
+
+
+class GymnaxEnv:
+    """One gymnax environment with fixed `EnvParams` (keyword overrides at construction)."""
+
+    def __init__(self, name: str, **params: Any):
+        import gymnax
+
+        self.name = name
+        self.family = FAMILY[name]
+        self._env, default = gymnax.make(name)
+        fields = set(getattr(default, "__dataclass_fields__", {}))
+        unknown = sorted(set(params) - fields)
+        if unknown:
+            raise EnvError(
+                f"gymnax/{name} has no parameter {', '.join(map(repr, unknown))}; "
+                f"it accepts: {', '.join(sorted(fields)) or 'none'}."
+            )
+        self.params = default.replace(**params) if params else default
+        obs_shape = jax.eval_shape(lambda k: self._env.reset_env(k, self.params)[0],
+                                   jax.random.PRNGKey(0)).shape
+        self.observation_space = _observation_space(
+            self._env.observation_space(self.params), tuple(obs_shape), name not in _UNBOUNDED_OBS
+        )
+        self.action_space = _action_space(self._env.action_space(self.params))
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        obs, state = self._env.reset_env(key, self.params)
+        return state, TimeStep(
+            observation=jnp.asarray(obs, jnp.float32),
+            reward=jnp.zeros((), jnp.float32),
+            terminated=jnp.zeros((), jnp.bool_),
+            truncated=jnp.zeros((), jnp.bool_),
+            info={},
+        )
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        obs, state, reward, terminated, _ = self._env.step_env(key, state, action, self.params)
+        terminated = jnp.asarray(terminated, jnp.bool_)
+        truncated = jnp.logical_and(
+            jnp.asarray(self._env.is_truncated(state, self.params), jnp.bool_),
+            jnp.logical_not(terminated),
+        )
+        return state, TimeStep(
+            observation=jnp.asarray(obs, jnp.float32),
+            reward=jnp.asarray(reward, jnp.float32).reshape(()),
+            terminated=terminated.reshape(()),
+            truncated=truncated.reshape(()),
+            info={},
+        )
+
+    def __repr__(self) -> str:
+        return f"GymnaxEnv({self.name!r})"
+
+
+def make(name: str, **kwargs: Any) -> GymnaxEnv:
+    return GymnaxEnv(name, **kwargs)
