@@ -26,18 +26,26 @@ Policy = Callable[[TimeStep, jax.Array], tuple[jax.Array, dict[str, Any]]]
 
 
 def rollout(
-    env: Any, policy: Policy, env_state: Any, timestep: TimeStep, key: jax.Array, num_steps: int
+    env: Any,
+    policy: Policy,
+    env_state: Any,
+    timestep: TimeStep,
+    key: jax.Array,
+    num_steps: int,
+    unroll: int = 1,
 ) -> tuple[tuple[Any, TimeStep, jax.Array], Transition]:
     """Steps `env` (usually a `VectorEnv`) `num_steps` times with `policy(timestep, key) ->
     (action, extras)`. Returns the final `(env_state, timestep, key)` and a `Transition` whose leaves
     have a leading `[num_steps]` axis. `next_observation` is `info["final_observation"]` when the
-    environment provides it (`AutoReset`), so truncated episodes can be bootstrapped."""
+    environment provides it (`AutoReset`), so truncated episodes can be bootstrapped.
 
-    def one_step(carry, _):
-        env_state, ts, key = carry
-        key, k_act, k_env = jax.random.split(key, 3)
-        action, extras = policy(ts, k_act)
-        env_state, nts = env.step(env_state, action, k_env)
+    The per-step keys are split once, up front (one batched op instead of one per step: a rollout
+    step is overhead-bound on CPU); `unroll` is passed to `lax.scan`."""
+
+    def one_step(carry, keys):
+        env_state, ts = carry
+        action, extras = policy(ts, keys[0])
+        env_state, nts = env.step(env_state, action, keys[1])
         info = dict(nts.info)
         next_obs = info.pop("final_observation", nts.observation)
         tr = Transition(
@@ -50,9 +58,14 @@ def rollout(
             extras=extras,
             info=info,
         )
-        return (env_state, nts, key), tr
+        return (env_state, nts), tr
 
-    return jax.lax.scan(one_step, (env_state, timestep, key), None, length=num_steps)
+    key, k_steps = jax.random.split(key)
+    keys = jax.random.split(k_steps, num_steps * 2).reshape(num_steps, 2, *key.shape)
+    (env_state, timestep), traj = jax.lax.scan(
+        one_step, (env_state, timestep), keys, unroll=unroll
+    )
+    return (env_state, timestep, key), traj
 
 
 class Algorithm(NamedTuple):

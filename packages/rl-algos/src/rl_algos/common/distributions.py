@@ -1,0 +1,120 @@
+"""Action distributions as small static objects over plain arrays, chosen from the action space.
+
+Each takes the network's raw output (and an optional legal-action mask) to its parameters, then
+samples, scores and measures entropy. All functions are for one state; vmap them for a batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from rl_core import Box, Discrete, MultiDiscrete
+
+# Logit given to illegal actions: far below any real logit, yet finite so that
+# `p * log p` stays 0 (not NaN) in the entropy.
+MASKED_LOGIT = -1e9
+
+
+class Categorical:
+    """Softmax over `n` actions; illegal actions (mask False) get probability exactly 0."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.output_size = n
+
+    def params(self, out: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+        logits = jax.nn.log_softmax(out)
+        if mask is not None:
+            logits = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
+        return logits
+
+    def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
+        return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
+    def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
+        return jnp.take_along_axis(logits, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
+
+    def entropy(self, logits: jax.Array) -> jax.Array:
+        return -jnp.sum(jnp.exp(logits) * logits, axis=-1)
+
+    def mode(self, logits: jax.Array) -> jax.Array:
+        return jnp.argmax(logits, axis=-1).astype(jnp.int32)
+
+
+class MultiCategorical:
+    """Independent categoricals over `nvec` (a factorised distribution); the output is the
+    concatenation of each factor's logits, the action `[len(nvec)]` int32."""
+
+    def __init__(self, nvec: tuple[int, ...]):
+        self.nvec = tuple(nvec)
+        self.output_size = sum(self.nvec)
+        self._splits = [sum(self.nvec[:i]) for i in range(1, len(self.nvec))]
+
+    def _factors(self, logits: jax.Array) -> list[jax.Array]:
+        return jnp.split(logits, self._splits, axis=-1)
+
+    def params(self, out: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+        return jnp.concatenate([jax.nn.log_softmax(f) for f in self._factors(out)], axis=-1)
+
+    def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
+        keys = jax.random.split(key, len(self.nvec))
+        return jnp.stack([jax.random.categorical(k, f, axis=-1) for k, f in
+                          zip(keys, self._factors(logits))], axis=-1).astype(jnp.int32)
+
+    def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
+        return sum(
+            jnp.take_along_axis(f, action[..., i : i + 1], axis=-1)[..., 0]
+            for i, f in enumerate(self._factors(logits))
+        )
+
+    def entropy(self, logits: jax.Array) -> jax.Array:
+        return sum(-jnp.sum(jnp.exp(f) * f, axis=-1) for f in self._factors(logits))
+
+    def mode(self, logits: jax.Array) -> jax.Array:
+        return jnp.stack([jnp.argmax(f, axis=-1) for f in self._factors(logits)],
+                         axis=-1).astype(jnp.int32)
+
+
+class DiagGaussian:
+    """Diagonal Gaussian; parameters `(mean [d], log_std [d])`. Samples are not squashed:
+    `ClipAction` clips them into the bounds at the environment, and the log-probability is that
+    of the unclipped sample (as in the PPO reference implementations)."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.output_size = dim
+
+    def params(self, out: Any, mask: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+        mean, log_std = out
+        return mean, jnp.broadcast_to(log_std, mean.shape)
+
+    def sample(self, key: jax.Array, p: tuple[jax.Array, jax.Array]) -> jax.Array:
+        mean, log_std = p
+        return mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape, mean.dtype)
+
+    def log_prob(self, p: tuple[jax.Array, jax.Array], action: jax.Array) -> jax.Array:
+        mean, log_std = p
+        z = (action - mean) * jnp.exp(-log_std)
+        return jnp.sum(-0.5 * z**2 - log_std - 0.5 * jnp.log(2 * jnp.pi), axis=-1)
+
+    def entropy(self, p: tuple[jax.Array, jax.Array]) -> jax.Array:
+        _, log_std = p
+        return jnp.sum(log_std + 0.5 * (1.0 + jnp.log(2 * jnp.pi)), axis=-1)
+
+    def mode(self, p: tuple[jax.Array, jax.Array]) -> jax.Array:
+        return p[0]
+
+
+def distribution_for(space: Any) -> Categorical | MultiCategorical | DiagGaussian:
+    if isinstance(space, Discrete):
+        return Categorical(space.n)
+    if isinstance(space, MultiDiscrete):
+        return MultiCategorical(space.nvec)
+    if isinstance(space, Box):
+        if len(space.shape) != 1:
+            raise ValueError(f"continuous actions must be a vector, got shape {space.shape}")
+        return DiagGaussian(space.shape[0])
+    raise ValueError(f"no distribution for action space {space!r}")

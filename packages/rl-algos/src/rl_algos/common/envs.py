@@ -1,0 +1,55 @@
+"""The standard wrapper stack the algorithms train on, built once here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rl_core import (
+    AutoReset,
+    Box,
+    ClipAction,
+    EpisodeStatistics,
+    FlattenObservation,
+    NormalizeObservation,
+    NormalizeReward,
+    VectorEnv,
+)
+
+
+def make_vector_env(
+    env: Any,
+    num_envs: int,
+    *,
+    flatten: bool = True,
+    normalize_observations: bool = False,
+    normalize_rewards: bool = False,
+    reward_gamma: float = 0.99,
+) -> Any:
+    """env -> EpisodeStatistics -> AutoReset -> VectorEnv -> [Flatten] -> [NormObs] -> [NormRew]
+    -> [ClipAction for Box actions]. Episode statistics record the raw reward (they sit below the
+    normalisers), so reported returns are always the environment's own."""
+    venv: Any = VectorEnv(AutoReset(EpisodeStatistics(env)), num_envs)
+    if flatten and not (isinstance(env.observation_space, Box)
+                        and len(env.observation_space.shape) == 1):
+        venv = FlattenObservation(venv)
+    if normalize_observations:
+        venv = NormalizeObservation(venv)
+    if normalize_rewards:
+        venv = NormalizeReward(venv, gamma=reward_gamma)
+    if isinstance(env.action_space, Box):
+        venv = ClipAction(venv)
+    return venv
+
+
+def episode_metrics(info: dict[str, Any], terminated: Any, truncated: Any) -> dict[str, Any]:
+    """Sums over the finished episodes of a rollout (`[T, N]` leaves): the host divides by the
+    count over whatever window it reports, so windows with no finished episode stay honest."""
+    import jax.numpy as jnp
+
+    done = jnp.logical_or(terminated, truncated)
+    return {
+        "episode_return_sum": jnp.sum(jnp.where(done, info["episode_return"], 0.0)),
+        "episode_length_sum": jnp.sum(jnp.where(done, info["episode_length"], 0)).astype(
+            jnp.float32),
+        "episode_count": jnp.sum(done).astype(jnp.float32),
+    }

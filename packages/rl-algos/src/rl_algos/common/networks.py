@@ -1,0 +1,84 @@
+"""Equinox networks shared by the algorithms: orthogonally initialised MLPs (Saxe et al., 2014;
+the PPO implementation details of Huang et al., 2022: hidden layers gain √2, policy head 0.01,
+value head 1) and an actor-critic made of two separate torsos."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
+    "tanh": jnp.tanh,
+    "relu": jax.nn.relu,
+    "gelu": jax.nn.gelu,
+    "silu": jax.nn.silu,
+}
+
+
+def orthogonal_linear(key: jax.Array, d_in: int, d_out: int, scale: float) -> eqx.nn.Linear:
+    """A Linear layer with an orthogonal weight of gain `scale` and a zero bias."""
+    layer = eqx.nn.Linear(d_in, d_out, key=key)
+    w = jax.nn.initializers.orthogonal(scale)(key, (d_out, d_in), jnp.float32)
+    layer = eqx.tree_at(lambda m: m.weight, layer, w)
+    return eqx.tree_at(lambda m: m.bias, layer, jnp.zeros((d_out,), jnp.float32))
+
+
+class MLP(eqx.Module):
+    """`x [d_in] -> [hidden[-1]]`, activation after every layer."""
+
+    layers: list[eqx.nn.Linear]
+    activation: str = eqx.field(static=True)
+
+    def __init__(self, key: jax.Array, d_in: int, hidden: Sequence[int], activation: str):
+        keys = jax.random.split(key, max(1, len(hidden)))
+        sizes = [d_in, *hidden]
+        self.layers = [
+            orthogonal_linear(k, a, b, 2.0**0.5) for k, a, b in zip(keys, sizes[:-1], sizes[1:])
+        ]
+        self.activation = activation
+
+    @property
+    def out_size(self) -> int:
+        return self.layers[-1].out_features if self.layers else 0
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        act = ACTIVATIONS[self.activation]
+        for layer in self.layers:
+            x = act(layer(x))
+        return x
+
+
+class ActorCritic(eqx.Module):
+    """Separate actor and critic MLPs over a flat observation `[d_obs]`.
+
+    Returns `(policy_output [d_out], value [])`; for a Gaussian policy the output is the mean and
+    `log_std` (state-independent, `[d_out]`) is a parameter of its own.
+    """
+
+    actor: MLP
+    critic: MLP
+    policy_head: eqx.nn.Linear
+    value_head: eqx.nn.Linear
+    log_std: jax.Array | None
+
+    def __init__(self, key: jax.Array, d_obs: int, d_out: int, hidden: Sequence[int],
+                 activation: str, gaussian: bool):
+        ka, kc, kp, kv = jax.random.split(key, 4)
+        self.actor = MLP(ka, d_obs, hidden, activation)
+        self.critic = MLP(kc, d_obs, hidden, activation)
+        self.policy_head = orthogonal_linear(kp, self.actor.out_size or d_obs, d_out, 0.01)
+        self.value_head = orthogonal_linear(kv, self.critic.out_size or d_obs, 1, 1.0)
+        self.log_std = jnp.zeros((d_out,), jnp.float32) if gaussian else None
+
+    def __call__(self, x: jax.Array) -> tuple[Any, jax.Array]:
+        out = self.policy_head(self.actor(x))
+        if self.log_std is not None:
+            out = (out, self.log_std)
+        return out, self.value(x)
+
+    def value(self, x: jax.Array) -> jax.Array:
+        return self.value_head(self.critic(x))[0]

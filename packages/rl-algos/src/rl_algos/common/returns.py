@@ -1,0 +1,37 @@
+"""Returns and advantages, written once for every algorithm."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def gae(
+    rewards: jax.Array,
+    values: jax.Array,
+    next_values: jax.Array,
+    terminated: jax.Array,
+    truncated: jax.Array,
+    gamma: jax.Array | float,
+    lam: jax.Array | float,
+) -> tuple[jax.Array, jax.Array]:
+    """Generalised Advantage Estimation (Schulman et al., 2016), time-major `[T, ...]`.
+
+    values[t] = V(s_t); next_values[t] = V(s'_t), the value of the *true* next observation (the
+    final one when the episode ended). Termination and truncation are kept apart:
+        δ_t = r_t + γ (1 − terminated_t) V(s'_t) − V(s_t)     # a truncated step still bootstraps
+        A_t = δ_t + γ λ (1 − done_t) A_{t+1},   done_t = terminated_t ∨ truncated_t
+    (an ended episode, either way, does not pass advantage back from the next one).
+    Returns `(advantages, targets)`, targets = advantages + values, both `[T, ...]`.
+    """
+    not_term = 1.0 - terminated.astype(jnp.float32)
+    not_done = 1.0 - jnp.logical_or(terminated, truncated).astype(jnp.float32)
+    deltas = rewards + gamma * not_term * next_values - values
+
+    def step(carry, x):
+        delta, nd = x
+        adv = delta + gamma * lam * nd * carry
+        return adv, adv
+
+    _, adv = jax.lax.scan(step, jnp.zeros_like(deltas[0]), (deltas, not_done), reverse=True)
+    return adv, adv + values

@@ -1,0 +1,62 @@
+"""PPO's loss (Schulman et al., 2017, "Proximal Policy Optimization Algorithms"), as a pure
+function of a minibatch. The policy objective is pluggable so that DPO can reuse the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+
+def clipped_surrogate(ratio: jax.Array, adv: jax.Array, hp: Any) -> jax.Array:
+    """PPO-clip, per sample, as a quantity to *maximise*: min(r A, clip(r, 1±ε) A)."""
+    return jnp.minimum(ratio * adv, jnp.clip(ratio, 1.0 - hp.clip_eps, 1.0 + hp.clip_eps) * adv)
+
+
+def value_loss(value: jax.Array, old_value: jax.Array, target: jax.Array, hp: Any,
+               clip: bool) -> jax.Array:
+    """0.5 (V − target)², optionally the pessimistic max with the clipped-update error
+    (V_old + clip(V − V_old, ±ε) − target)², as in the PPO reference implementations."""
+    err = (value - target) ** 2
+    if clip:
+        clipped = old_value + jnp.clip(value - old_value, -hp.clip_eps, hp.clip_eps)
+        err = jnp.maximum(err, (clipped - target) ** 2)
+    return 0.5 * jnp.mean(err)
+
+
+def ppo_loss(
+    log_prob: jax.Array,
+    old_log_prob: jax.Array,
+    advantages: jax.Array,
+    entropy: jax.Array,
+    value: jax.Array,
+    old_value: jax.Array,
+    targets: jax.Array,
+    hp: Any,
+    *,
+    clip_value_loss: bool = True,
+    normalize_advantages: bool = True,
+    objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """All inputs `[B]`. total = −E[objective(r, Â)] + vf_coef·L_V − ent_coef·E[H], with
+    r = exp(log π − log π_old) and Â the advantages, standardised over the minibatch if asked."""
+    if normalize_advantages:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    log_ratio = log_prob - old_log_prob
+    ratio = jnp.exp(log_ratio)
+    pg_loss = -jnp.mean(objective(ratio, advantages, hp))
+    v_loss = value_loss(value, old_value, targets, hp, clip_value_loss)
+    ent = jnp.mean(entropy)
+    total = pg_loss + hp.vf_coef * v_loss - hp.ent_coef * ent
+    metrics = {
+        "loss/total": total,
+        "loss/policy": pg_loss,
+        "loss/value": v_loss,
+        "loss/entropy": ent,
+        # k3 estimator of KL(π_old || π) (Schulman's "Approximating KL divergence").
+        "loss/approx_kl": jnp.mean((ratio - 1.0) - log_ratio),
+        "loss/clip_fraction": jnp.mean((jnp.abs(ratio - 1.0) > hp.clip_eps).astype(jnp.float32)),
+    }
+    return total, metrics

@@ -1,0 +1,50 @@
+"""The algorithm registry: a plain dict from name to `AlgoSpec`. An algorithm declares which
+action spaces it supports; a mismatch is refused before anything compiles."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rl_core import Algorithm, Box, Discrete, MultiDiscrete
+from rl_algos import ppo
+from rl_algos.common.config import ConfigError
+
+
+@dataclass(frozen=True)
+class AlgoSpec:
+    name: str
+    description: str
+    config_cls: type
+    hparams_cls: type
+    make_algorithm: Callable[[Any, Any], Algorithm]
+    action_spaces: tuple[type, ...]
+    presets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+
+    def check_env(self, env: Any) -> None:
+        space = env.action_space
+        if not isinstance(space, self.action_spaces):
+            names = "/".join(t.__name__ for t in self.action_spaces)
+            raise ConfigError(
+                f"{self.name} supports {names} action spaces, but this environment's actions are "
+                f"{type(space).__name__}; pick another algorithm (`rl algos` lists them)."
+            )
+
+
+ALGORITHMS: dict[str, AlgoSpec] = {
+    "ppo": AlgoSpec(
+        "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
+        ppo.PPOConfig, ppo.PPOHParams, ppo.make_algorithm,
+        (Discrete, MultiDiscrete, Box), ppo.PRESETS,
+    ),
+}
+
+
+def get(name: str) -> AlgoSpec:
+    if name not in ALGORITHMS:
+        close = difflib.get_close_matches(name.lower(), list(ALGORITHMS), n=3, cutoff=0.4)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise ConfigError(f"unknown algorithm '{name}'.{hint} Known: {', '.join(ALGORITHMS)}.")
+    return ALGORITHMS[name]
