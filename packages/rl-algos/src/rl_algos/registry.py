@@ -23,6 +23,13 @@ class AlgoSpec:
     action_spaces: tuple[type, ...]
     presets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
 
+    def default_preset(self, family: str, action_space: Any) -> str | None:
+        """The preset for an environment: continuous actions get 'continuous_control' when the
+        algorithm has it, otherwise the environment family's preset if there is one."""
+        if isinstance(action_space, Box) and "continuous_control" in self.presets:
+            return "continuous_control"
+        return family if family in self.presets else None
+
     def check_env(self, env: Any) -> None:
         space = env.action_space
         if not isinstance(space, self.action_spaces):

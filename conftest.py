@@ -1,0 +1,20 @@
+"""Shared pytest set-up for every package's tests.
+
+A persistent JAX compilation cache shared by all test workers (pytest-xdist) and all runs: the
+suite compiles many small training programs, and on a 2-core CI machine compilation dominates.
+Override the location with RL_TEST_JAX_CACHE.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jax
+
+_cache = os.environ.get("RL_TEST_JAX_CACHE") or str(
+    Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rl" / "jax-tests"
+)
+jax.config.update("jax_compilation_cache_dir", _cache)
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

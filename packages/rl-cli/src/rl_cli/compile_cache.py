@@ -1,0 +1,31 @@
+"""JAX's persistent compilation cache, on by default for every `rl` command.
+
+Compiling a training program takes seconds to minutes; with the cache a repeated run (same
+program, same shapes) loads the executable from disk instead. Turn it off with
+`--no-compile-cache` or `RL_COMPILE_CACHE=0`; move it with `RL_COMPILE_CACHE_DIR`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def default_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(os.environ.get("RL_COMPILE_CACHE_DIR") or Path(base) / "rl" / "jax")
+
+
+def enabled_by_env() -> bool:
+    return os.environ.get("RL_COMPILE_CACHE", "1").lower() not in {"0", "false", "no", "off"}
+
+
+def enable(path: Path | None = None) -> Path:
+    import jax
+
+    path = Path(path or default_dir())
+    path.mkdir(parents=True, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return path

@@ -1,0 +1,158 @@
+"""The `rl` command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rl_cli import compile_cache
+from rl_cli.errors import EXIT_USER_ERROR, UserError
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from rl_algos import ConfigError
+    from rl_envs import EnvError
+
+    return (UserError, ConfigError, EnvError)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--no-compile-cache", is_flag=True,
+              help="Do not use JAX's persistent compilation cache (also: RL_COMPILE_CACHE=0).")
+def cli(no_compile_cache: bool) -> None:
+    """Pure-JAX reinforcement learning: environment and agent compiled into one program."""
+    if not no_compile_cache and compile_cache.enabled_by_env():
+        compile_cache.enable()
+
+
+@cli.command()
+@click.option("--algo", default="ppo", show_default=True, help="Algorithm (`rl algos`).")
+@click.option("--env", "env_id", required=True, help="Environment id, e.g. gymnax/CartPole-v1.")
+@click.option("--num-seeds", default=1, show_default=True, type=int,
+              help="Independent agents trained at once (vmapped); member i uses seed SEED+i.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--total-timesteps", type=float, default=None,
+              help="Environment steps per agent (default: the preset's).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override any config or hyperparameter field (repeatable).")
+@click.option("--env-arg", "env_args", multiple=True, metavar="KEY=VALUE",
+              help="Environment parameter, e.g. max_steps_in_episode=200 (repeatable).")
+@click.option("--preset", default=None,
+              help="Hyperparameter preset (default: chosen from the environment; 'none' for "
+                   "the algorithm's defaults).")
+@click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))
+@click.option("--run-name", default=None, help="Run directory name (default: algo-env-time).")
+@click.option("--log-every", type=int, default=None,
+              help="Updates per logged chunk (must divide the number of updates).")
+@click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              help="Stop with an error if the run makes no progress for this long (0: off).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
+        sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
+        run_name: str | None, log_every: int | None, watchdog_seconds: float,
+        no_progress: bool) -> None:
+    """Train agents and write TensorBoard events, metrics, a summary and parameters."""
+    from rl_cli.overrides import parse_assignments
+    from rl_cli.runner import RunRequest, execute
+
+    if total_timesteps is not None and not float(total_timesteps).is_integer():
+        raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
+    req = RunRequest(
+        algo=algo, env=env_id, num_seeds=num_seeds, seed=seed,
+        total_timesteps=None if total_timesteps is None else int(total_timesteps),
+        sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
+        logdir=logdir, run_name=run_name, log_every=log_every,
+        watchdog_seconds=watchdog_seconds, progress=not no_progress,
+    )
+    execute(req)
+
+
+def _env_kwargs(items: tuple[str, ...]) -> dict[str, object]:
+    from rl_cli.overrides import parse_assignments
+
+    out: dict[str, object] = {}
+    for k, v in parse_assignments(items, "--env-arg").items():
+        for conv in (int, float):
+            try:
+                out[k] = conv(v)
+                break
+            except ValueError:
+                continue
+        else:
+            out[k] = {"true": True, "false": False}.get(v.lower(), v)
+    return out
+
+
+@cli.command()
+@click.option("--backend", default=None, help="Only this backend (gymnax, ...).")
+def envs(backend: str | None) -> None:
+    """List every environment id with its spaces, grouped by backend."""
+    from rich.console import Console
+    from rich.table import Table
+
+    import rl_envs
+    from rl_core import describe
+
+    console = Console()
+    prefixes = [backend] if backend else list(rl_envs.BACKENDS)
+    for p in prefixes:
+        if p not in rl_envs.BACKENDS:
+            raise UserError(f"unknown backend '{p}'; known: {', '.join(rl_envs.BACKENDS)}")
+        ids = rl_envs.list_envs(p, installed_only=False)
+        if not rl_envs.backend_installed(p):
+            console.print(f"[bold]{p}[/]: {len(ids)} environments, not installed — "
+                          f"{rl_envs.missing_extra_message(p)}")
+            continue
+        table = Table(title=f"{p} ({len(ids)} environments)", title_justify="left")
+        table.add_column("id", no_wrap=True)  # ids stay greppable in a narrow terminal
+        for col in ("family", "observation", "action"):
+            table.add_column(col)
+        for env_id in ids:
+            env = rl_envs.make(env_id)
+            table.add_row(env_id, rl_envs.family(env_id), describe(env.observation_space),
+                          describe(env.action_space))
+        console.print(table)
+
+
+@cli.command()
+def algos() -> None:
+    """List the algorithms, the action spaces they support and their presets."""
+    from rich.console import Console
+    from rich.table import Table
+
+    import rl_algos
+
+    table = Table(title="algorithms", title_justify="left")
+    for col in ("name", "description", "action spaces", "presets"):
+        table.add_column(col)
+    for spec in rl_algos.ALGORITHMS.values():
+        table.add_row(spec.name, spec.description,
+                      ", ".join(t.__name__ for t in spec.action_spaces),
+                      ", ".join(spec.presets) or "-")
+    Console().print(table)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user mistakes become one line on stderr and exit code 2."""
+    try:
+        cli.main(args=argv, prog_name="rl", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.Abort:
+        sys.stderr.write("rl: aborted\n")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        sys.stderr.write("rl: interrupted\n")
+        sys.exit(130)
+    except _user_errors() as e:
+        sys.stderr.write(f"rl: error: {e}\n")
+        sys.exit(EXIT_USER_ERROR)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Everything a run writes or shows: TensorBoard events, metrics.jsonl, the progress bar and the
+final summary table. Fed on the host after each compiled chunk of updates."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from rl_cli.stats import mean_ci95
+
+# Metrics that count or sum over episodes; everything else is averaged over a chunk.
+_EPISODE_KEYS = ("episode_return_sum", "episode_length_sum", "episode_count")
+
+
+def summarise_chunk(metrics: dict[str, np.ndarray]) -> dict[str, Any]:
+    """`[M, L]` metrics of one chunk -> per-member episode means (NaN when no episode finished)
+    and chunk means of every other metric, averaged over members."""
+    count = metrics["episode_count"].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ret = np.where(count > 0, metrics["episode_return_sum"].sum(1) / np.maximum(count, 1),
+                       np.nan)
+        length = np.where(count > 0, metrics["episode_length_sum"].sum(1) / np.maximum(count, 1),
+                          np.nan)
+    out: dict[str, Any] = {"episode_return": ret, "episode_length": length,
+                           "episodes": count}
+    for k, v in metrics.items():
+        if k not in _EPISODE_KEYS:
+            out[k] = float(np.mean(v))
+    return out
+
+
+def _nanmean(x: np.ndarray) -> float:
+    x = np.asarray(x, np.float64)
+    return float(np.mean(x[np.isfinite(x)])) if np.any(np.isfinite(x)) else math.nan
+
+
+def _json_num(x: Any) -> Any:
+    x = float(x)
+    return None if not math.isfinite(x) else x
+
+
+class RunLogger:
+    """TensorBoard (one series per member and the aggregate) plus metrics.jsonl."""
+
+    def __init__(self, run_dir: Path, member_names: list[str], steps_per_update: int):
+        from tensorboardX import SummaryWriter
+
+        self.names = member_names
+        self.steps_per_update = steps_per_update
+        self.writer = SummaryWriter(str(run_dir / "tb"))
+        self.jsonl = open(run_dir / "metrics.jsonl", "w")
+
+    def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
+        step = updates_done * self.steps_per_update
+        ret, length = chunk["episode_return"], chunk["episode_length"]
+        w = self.writer
+        if np.any(np.isfinite(ret)):
+            w.add_scalar("episode_return/mean", _nanmean(ret), step)
+            w.add_scalar("episode_length/mean", _nanmean(length), step)
+        for name, r in zip(self.names, ret):
+            if np.isfinite(r):
+                w.add_scalar(f"episode_return/{name}", float(r), step)
+        sps = step * len(self.names) / max(elapsed, 1e-9)
+        w.add_scalar("perf/steps_per_second", sps, step)
+        scalars = {k: v for k, v in chunk.items() if isinstance(v, float)}
+        for k, v in scalars.items():
+            w.add_scalar(k, v, step)
+        record = {
+            "update": updates_done,
+            "env_steps": step,
+            "seconds": round(elapsed, 4),
+            "steps_per_second": sps,
+            "episode_return_mean": _json_num(_nanmean(ret)),
+            "episode_return": [_json_num(r) for r in ret],
+            "episode_length_mean": _json_num(_nanmean(length)),
+            "episodes": [int(c) for c in chunk["episodes"]],
+            **{k: _json_num(v) for k, v in scalars.items()},
+        }
+        self.jsonl.write(json.dumps(record) + "\n")
+        self.jsonl.flush()
+
+    def close(self) -> None:
+        self.writer.flush()
+        self.writer.close()
+        self.jsonl.close()
+
+
+class ProgressView:
+    """A rich progress bar: steps done (per member), aggregate steps/s, current mean return."""
+
+    def __init__(self, console: Console, total_steps: int, num_members: int, enabled: bool):
+        self.num_members = num_members
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("steps  {task.fields[sps]:>9} steps/s  return {task.fields[ret]:>8}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not enabled,
+            transient=False,
+        )
+        self.task = self.progress.add_task("training", total=total_steps, sps="-", ret="-")
+
+    def __enter__(self) -> ProgressView:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def update(self, steps_done: int, elapsed: float, mean_return: float) -> None:
+        sps = steps_done * self.num_members / max(elapsed, 1e-9)
+        ret = f"{mean_return:.1f}" if math.isfinite(mean_return) else "-"
+        self.progress.update(self.task, completed=steps_done, sps=f"{sps:,.0f}", ret=ret)
+
+
+def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any]) -> Table:
+    mean, ci = mean_ci95(finals)
+    t = Table(title=f"{summary['algo']} on {summary['env']}: final mean episodic return",
+              show_lines=False)
+    t.add_column("member")
+    t.add_column("final return", justify="right")
+    for name, r in zip(names, finals):
+        t.add_row(name, f"{r:.2f}" if math.isfinite(r) else "no episode ended")
+    t.add_section()
+    t.add_row("mean ± 95% CI", f"{mean:.2f} ± {ci:.2f}" if math.isfinite(mean) else "-")
+    t.add_row("steps/s (all members)", f"{summary['steps_per_second']:,.0f}")
+    t.add_row("compile s", f"{summary['compile_seconds']:.2f}")
+    t.add_row("train s", f"{summary['run_seconds']:.2f}")
+    return t

@@ -1,0 +1,171 @@
+"""`rl run`: the composition root. Resolves the environment and the algorithm, validates every
+input before anything compiles or touches the disk, then compiles, trains, logs and saves."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+
+from rl_cli.errors import UserError
+from rl_cli.overrides import as_jsonable, build_config
+from rl_cli.reporting import ProgressView, RunLogger, summarise_chunk, summary_table
+from rl_cli.stats import final_returns, mean_ci95
+from rl_cli.watchdog import Watchdog
+
+
+@dataclass
+class RunRequest:
+    algo: str
+    env: str
+    num_seeds: int = 1
+    seed: int = 0
+    total_timesteps: int | None = None
+    sets: dict[str, str] = field(default_factory=dict)
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    preset: str | None = None  # None: chosen from the environment
+    logdir: Path = Path("runs")
+    run_name: str | None = None
+    log_every: int | None = None
+    watchdog_seconds: float = 600.0
+    progress: bool = True
+
+
+@dataclass
+class Prepared:
+    """Everything validated and built, nothing compiled, nothing written."""
+
+    spec: Any
+    env: Any
+    config: Any
+    hparams: Any
+    preset: str | None
+    algorithm: Any
+
+
+def prepare(req: RunRequest) -> Prepared:
+    import rl_algos
+    import rl_envs
+
+    if req.num_seeds < 1:
+        raise UserError(f"--num-seeds must be >= 1, got {req.num_seeds}")
+    if req.total_timesteps is not None and req.total_timesteps < 1:
+        raise UserError(f"--total-timesteps must be >= 1, got {req.total_timesteps}")
+    spec = rl_algos.get(req.algo)
+    env = rl_envs.make(req.env, **req.env_kwargs)
+    spec.check_env(env)
+    preset = req.preset if req.preset is not None else spec.default_preset(
+        rl_envs.family(req.env), env.action_space)
+    if preset == "none":
+        preset = None
+    config, hparams = build_config(spec, preset, req.sets, req.total_timesteps)
+    algorithm = spec.make_algorithm(env, config)
+    if req.log_every is not None and (req.log_every < 1
+                                      or algorithm.num_updates % req.log_every):
+        raise UserError(f"--log-every {req.log_every} must divide the number of updates "
+                        f"({algorithm.num_updates})")
+    return Prepared(spec, env, config, hparams, preset, algorithm)
+
+
+def _run_dir(req: RunRequest) -> Path:
+    name = req.run_name or (
+        f"{req.algo}-{req.env.replace('/', '_')}-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    path, i = req.logdir / name, 1
+    while path.exists():
+        i += 1
+        path = req.logdir / f"{name}-{i}"
+    path.mkdir(parents=True)
+    return path
+
+
+def save_params(path: Path, params: Any) -> None:
+    """Final parameters of every member (leading `[M]` axis), Equinox's leaf serialisation:
+    load with `eqx.tree_deserialise_leaves(path, like)` where `like` has the same structure."""
+    import equinox as eqx
+
+    eqx.tree_serialise_leaves(path, params)
+
+
+def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
+    """Runs a validated request end to end; returns the summary written to summary.json."""
+    console = console or Console(stderr=False)
+    prep = prepare(req)  # every user mistake surfaces here, before any file or compile
+
+    import jax
+    import jax.numpy as jnp
+    from rl_algos.common import hparams_as_arrays
+    from rl_core import chunk_length, compile_members, run_members
+
+    algo, n = prep.algorithm, req.num_seeds
+    seeds = [req.seed + i for i in range(n)]
+    names = [f"seed_{s}" for s in seeds]
+    keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hparams_as_arrays(prep.hparams))
+    chunk_len = req.log_every or chunk_length(algo.num_updates)
+    total_steps = algo.num_updates * algo.steps_per_update
+
+    run_dir = _run_dir(req)
+    config_record = {
+        "algo": req.algo, "env": req.env, "env_kwargs": req.env_kwargs, "preset": prep.preset,
+        "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
+        "hparams": as_jsonable(prep.hparams), "num_updates": algo.num_updates,
+        "steps_per_update": algo.steps_per_update, "log_every_updates": chunk_len,
+        "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
+        "command": sys.argv,
+    }
+    (run_dir / "config.json").write_text(json.dumps(config_record, indent=2))
+    console.print(f"[bold]{req.algo}[/] on [bold]{req.env}[/] · {n} seed(s) · "
+                  f"{total_steps:,} steps each · preset {prep.preset or 'none'} · "
+                  f"run dir {run_dir}")
+
+    logger = RunLogger(run_dir, names, algo.steps_per_update)
+    with Watchdog(req.watchdog_seconds) as dog:
+        dog.beat("compiling the training program")
+        with console.status("compiling the training program…", spinner="dots"):
+            compiled = compile_members(algo, keys, hp, chunk_len)
+        console.print(f"compiled in {compiled.compile_seconds:.2f} s")
+        dog.beat(f"running chunk 1/{compiled.num_chunks} of {chunk_len} updates")
+        with ProgressView(console, total_steps, n, req.progress) as view:
+
+            def on_chunk(rep: Any) -> None:
+                chunk = summarise_chunk(rep.metrics)
+                logger.log(rep.updates_done, rep.elapsed, chunk)
+                ret = chunk["episode_return"]
+                view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
+                            float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else float("nan"))
+                dog.beat(f"running chunk {rep.chunk + 2}/{rep.num_chunks} "
+                         f"(update {rep.updates_done}/{algo.num_updates})")
+
+            t0 = time.perf_counter()
+            result = run_members(compiled, keys, hp, on_chunk)
+            jax.block_until_ready(result.state)
+            run_seconds = time.perf_counter() - t0
+        dog.beat("saving results")
+        logger.close()
+        save_params(run_dir / "params.eqx", result.state.train_state.params)
+
+    finals = final_returns(result.metrics["episode_return_sum"], result.metrics["episode_count"])
+    mean, ci = mean_ci95(finals)
+    summary = {
+        "algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
+        "final_return_per_member": [None if not np.isfinite(r) else float(r) for r in finals],
+        "final_return_mean": None if not np.isfinite(mean) else mean,
+        "final_return_ci95": None if not np.isfinite(ci) else ci,
+        "final_return_definition": "mean undiscounted return of the episodes that ended in the "
+                                   "last 5% of updates",
+        "total_timesteps": total_steps,
+        "compile_seconds": compiled.compile_seconds,
+        "run_seconds": run_seconds,
+        "steps_per_second": n * total_steps / run_seconds,
+        "run_dir": str(run_dir),
+    }
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    console.print(summary_table(names, finals, summary))
+    return summary
