@@ -72,7 +72,8 @@ def rejax_ppo(timesteps: int, n: int):
 
     env, env_params = gymnax.make("CartPole-v1")
     algo = PPO.create(
-        env=FiveTupleEnv(env), env_params=env_params, total_timesteps=timesteps, eval_freq=timesteps,
+        env=FiveTupleEnv(env), env_params=env_params, total_timesteps=timesteps,
+        eval_freq=timesteps,
         skip_initial_evaluation=True, num_envs=HP["num_envs"], num_steps=HP["num_steps"],
         num_epochs=HP["num_epochs"], num_minibatches=HP["num_minibatches"],
         learning_rate=HP["lr"], gamma=HP["gamma"], gae_lambda=HP["gae_lambda"],
@@ -91,7 +92,8 @@ def rejax_ppo(timesteps: int, n: int):
         def ev(t, k):
             return evaluate(algo.make_act(t), k, algo.env, algo.env_params, 64,
                             algo.env_params.max_steps_in_episode)[1].mean()
-        return float(jnp.mean(jax.jit(jax.vmap(ev))(ts, jax.random.split(jax.random.PRNGKey(1), n))))
+        keys = jax.random.split(jax.random.PRNGKey(1), n)
+        return float(jnp.mean(jax.jit(jax.vmap(ev))(ts, keys)))
 
     return fn, args, final_return
 

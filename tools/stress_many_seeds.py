@@ -65,6 +65,7 @@ def _patch_orthogonal_init() -> None:
     import equinox as eqx
     import jax
     import jax.numpy as jnp
+
     from rl_algos.common import networks
 
     def orthogonal_linear(key, d_in, d_out, scale):
@@ -95,6 +96,7 @@ def child(a: argparse.Namespace) -> None:
 
     import jax.numpy as jnp
     import numpy as np
+
     import rl_envs
     from rl_algos import ppo
     from rl_algos.common import hparams_as_arrays

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import pytest
+
 import rl_algos
 from rl_algos import ConfigError
 from rl_algos.common import hparams_as_arrays

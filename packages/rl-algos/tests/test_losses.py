@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
 from rl_algos.ppo import PPOHParams, clipped_surrogate, ppo_loss, value_loss
 
 HP = PPOHParams(clip_eps=0.2, vf_coef=0.5, ent_coef=0.01)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from rl_algos.common import ActorCritic, episode_metrics, make_vector_env, orthogonal_linear
 from rl_core import (
     AutoReset,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 import rl_envs
 from rl_algos.common import hparams_as_arrays
 from rl_algos.ppo import PPOConfig, PPOHParams, make_train

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from rl_algos.common import gae
 
 GAMMA, LAM = 0.9, 0.8

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import pytest
+
 from rl_core import Box, Discrete, TimeStep
 
 

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
 from rl_core import Box, EnvironmentContractError, MultiDiscrete, Wrapper, check_environment
 
 

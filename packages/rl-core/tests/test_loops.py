@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
 from rl_core import (
     Algorithm,
     AutoReset,

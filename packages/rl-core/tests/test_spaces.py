@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
 from rl_core import Box, Discrete, MultiDiscrete, describe
 
 KEYS = jax.random.split(jax.random.PRNGKey(0), 2000)

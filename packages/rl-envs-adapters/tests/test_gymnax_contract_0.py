@@ -7,6 +7,7 @@ file-level scheduling (--dist loadfile) can check both halves in parallel."""
 from __future__ import annotations
 
 import pytest
+
 import rl_envs
 from rl_core import check_environment
 

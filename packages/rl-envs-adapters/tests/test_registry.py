@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import rl_envs
 from rl_core import Box, Discrete
 

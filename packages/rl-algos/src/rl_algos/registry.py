@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 from rl_algos import ppo
 from rl_algos.common.config import ConfigError
+from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ class RunLogger:
         if np.any(np.isfinite(ret)):
             w.add_scalar("episode_return/mean", _nanmean(ret), step)
             w.add_scalar("episode_length/mean", _nanmean(length), step)
-        for name, r in zip(self.names, ret):
+        for name, r in zip(self.names, ret, strict=True):
             if np.isfinite(r):
                 w.add_scalar(f"episode_return/{name}", float(r), step)
         sps = step * len(self.names) / max(elapsed, 1e-9)
@@ -136,7 +136,7 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any])
               show_lines=False)
     t.add_column("member")
     t.add_column("final return", justify="right")
-    for name, r in zip(names, finals):
+    for name, r in zip(names, finals, strict=True):
         t.add_row(name, f"{r:.2f}" if math.isfinite(r) else "no episode ended")
     t.add_section()
     t.add_row("mean ± 95% CI", f"{mean:.2f} ± {ci:.2f}" if math.isfinite(mean) else "-")

@@ -100,6 +100,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
 
     import jax
     import jax.numpy as jnp
+
     from rl_algos.common import hparams_as_arrays
     from rl_core import chunk_length, compile_members, run_members
 
@@ -151,7 +152,8 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         logger.close()
         save_params(run_dir / "params.eqx", result.state.train_state.params)
 
-    finals = final_returns(result.metrics["episode_return_sum"], result.metrics["episode_count"])
+    finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
+                           np.asarray(result.metrics["episode_count"]))
     mean, ci = mean_ci95(finals)
     summary = {
         "algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,

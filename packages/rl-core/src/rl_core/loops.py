@@ -35,9 +35,9 @@ def rollout(
     unroll: int = 1,
 ) -> tuple[tuple[Any, TimeStep, jax.Array], Transition]:
     """Steps `env` (usually a `VectorEnv`) `num_steps` times with `policy(timestep, key) ->
-    (action, extras)`. Returns the final `(env_state, timestep, key)` and a `Transition` whose leaves
-    have a leading `[num_steps]` axis. `next_observation` is `info["final_observation"]` when the
-    environment provides it (`AutoReset`), so truncated episodes can be bootstrapped.
+    (action, extras)`. Returns the final `(env_state, timestep, key)` and a `Transition` whose
+    leaves have a leading `[num_steps]` axis. `next_observation` is `info["final_observation"]`
+    when the environment provides it (`AutoReset`), so truncated episodes can be bootstrapped.
 
     The per-step keys are split once, up front (one batched op instead of one per step: a rollout
     step is overhead-bound on CPU); `unroll` is passed to `lax.scan`."""

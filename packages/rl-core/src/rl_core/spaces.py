@@ -57,7 +57,8 @@ class MultiDiscrete:
     def sample(self, key: jax.Array, mask: jax.Array | None = None) -> jax.Array:
         keys = jax.random.split(key, len(self.nvec))
         return jnp.stack(
-            [jax.random.randint(k, (), 0, n, dtype=jnp.int32) for k, n in zip(keys, self.nvec)]
+            [jax.random.randint(k, (), 0, n, dtype=jnp.int32)
+             for k, n in zip(keys, self.nvec, strict=True)]
         )
 
     def contains(self, x: Any) -> jax.Array:

@@ -104,7 +104,8 @@ def _tree_equal(a: Any, b: Any) -> bool:
     la, lb = jax.tree.leaves(a), jax.tree.leaves(b)
     if len(la) != len(lb):
         return False
-    return all(np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True) for x, y in zip(la, lb))
+    return all(np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True)
+               for x, y in zip(la, lb, strict=True))
 
 
 def _check_timestep(env: Any, ts: TimeStep, where: str) -> None:

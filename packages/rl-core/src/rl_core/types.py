@@ -79,4 +79,4 @@ class TrainResult(NamedTuple):
     (a dict of arrays with leading axis `[num_updates]`, plus the member axis when vmapped)."""
 
     state: Any
-    metrics: dict[str, jax.Array]
+    metrics: dict[str, Any]  # jax arrays, or host numpy arrays from `run_members`

@@ -141,7 +141,7 @@ class RunningMeanStd(NamedTuple):
 
     mean: jax.Array
     var: jax.Array
-    count: jax.Array
+    count: jax.Array  # type: ignore[assignment]  # (shadows tuple.count, on purpose)
 
     @classmethod
     def create(cls, shape: tuple[int, ...]) -> RunningMeanStd:

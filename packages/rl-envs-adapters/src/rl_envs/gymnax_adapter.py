@@ -70,7 +70,8 @@ def _observation_space(space: Any, shape: tuple[int, ...], bounded: bool) -> Box
     Discrete(16) and returns the cell index)."""
     from gymnax.environments import spaces as gspaces
 
-    low, high = np.float32(-np.inf), np.float32(np.inf)
+    low: Any = np.float32(-np.inf)
+    high: Any = np.float32(np.inf)
     if bounded and isinstance(space, gspaces.Discrete):
         low, high = np.float32(0), np.float32(space.n - 1)
     elif bounded and isinstance(space, gspaces.Box):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax.numpy as jnp
 
@@ -25,12 +25,13 @@ def require(cond: bool, msg: str) -> None:
         raise ConfigError(msg)
 
 
-def hparams_as_arrays(hp: NamedTuple) -> Any:
-    """float32 scalars for every traced hyperparameter (a uniform pytree for vmap)."""
-    return type(hp)(*(jnp.asarray(v, jnp.float32) for v in hp))
+def hparams_as_arrays(hp: Any) -> Any:
+    """float32 scalars for every traced hyperparameter (a uniform pytree for vmap); `hp` is an
+    hparams NamedTuple."""
+    return hp._make(jnp.asarray(v, jnp.float32) for v in hp)
 
 
-def field_types(cls: type) -> dict[str, Any]:
+def field_types(cls: Any) -> dict[str, Any]:
     """Resolved field types of a config dataclass or hparams NamedTuple."""
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) \

@@ -62,16 +62,16 @@ class MultiCategorical:
     def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
         keys = jax.random.split(key, len(self.nvec))
         return jnp.stack([jax.random.categorical(k, f, axis=-1) for k, f in
-                          zip(keys, self._factors(logits))], axis=-1).astype(jnp.int32)
+                          zip(keys, self._factors(logits), strict=True)], axis=-1).astype(jnp.int32)
 
     def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
-        return sum(
-            jnp.take_along_axis(f, action[..., i : i + 1], axis=-1)[..., 0]
-            for i, f in enumerate(self._factors(logits))
-        )
+        per_factor = [jnp.take_along_axis(f, action[..., i : i + 1], axis=-1)[..., 0]
+                      for i, f in enumerate(self._factors(logits))]
+        return jnp.sum(jnp.stack(per_factor), axis=0)
 
     def entropy(self, logits: jax.Array) -> jax.Array:
-        return sum(-jnp.sum(jnp.exp(f) * f, axis=-1) for f in self._factors(logits))
+        return jnp.sum(jnp.stack([-jnp.sum(jnp.exp(f) * f, axis=-1)
+                                  for f in self._factors(logits)]), axis=0)
 
     def mode(self, logits: jax.Array) -> jax.Array:
         return jnp.stack([jnp.argmax(f, axis=-1) for f in self._factors(logits)],

@@ -36,14 +36,14 @@ class MLP(eqx.Module):
     def __init__(self, key: jax.Array, d_in: int, hidden: Sequence[int], activation: str):
         keys = jax.random.split(key, max(1, len(hidden)))
         sizes = [d_in, *hidden]
-        self.layers = [
-            orthogonal_linear(k, a, b, 2.0**0.5) for k, a, b in zip(keys, sizes[:-1], sizes[1:])
-        ]
+        # With no hidden layer there is one key and no layer: zip stops at the shortest.
+        pairs = zip(keys, sizes[:-1], sizes[1:], strict=False)
+        self.layers = [orthogonal_linear(k, a, b, 2.0**0.5) for k, a, b in pairs]
         self.activation = activation
 
     @property
     def out_size(self) -> int:
-        return self.layers[-1].out_features if self.layers else 0
+        return int(self.layers[-1].out_features) if self.layers else 0
 
     def __call__(self, x: jax.Array) -> jax.Array:
         act = ACTIVATIONS[self.activation]
@@ -75,7 +75,7 @@ class ActorCritic(eqx.Module):
         self.log_std = jnp.zeros((d_out,), jnp.float32) if gaussian else None
 
     def __call__(self, x: jax.Array) -> tuple[Any, jax.Array]:
-        out = self.policy_head(self.actor(x))
+        out: Any = self.policy_head(self.actor(x))
         if self.log_std is not None:
             out = (out, self.log_std)
         return out, self.value(x)

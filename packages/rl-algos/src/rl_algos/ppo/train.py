@@ -17,14 +17,14 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from rl_core import Algorithm, RunnerState, TrainResult, TrainState, make_train as _make_train
-from rl_core import rollout
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.networks import ActorCritic
 from rl_algos.common.returns import gae
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import clipped_surrogate, ppo_loss
+from rl_core import Algorithm, RunnerState, TrainResult, TrainState, rollout
+from rl_core import make_train as _make_train
 
 
 def make_model_fn(env: Any, venv: Any, config: PPOConfig) -> Callable[[jax.Array], ActorCritic]:
