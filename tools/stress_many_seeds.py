@@ -18,6 +18,7 @@ dumped into the log directory: `py-spy dump --native` (if py-spy is on PATH), th
     uv run python tools/stress_many_seeds.py [--path chunked|monolithic|both] [--processes 10]
         [--seeds 64] [--timesteps 100000] [--timeout 300] [--xla-flags "--xla_foo=bar"]
         [--jax-config jax_cpu_enable_async_dispatch=false] [--chunk-len K] [--log-dir DIR]
+        [--qr sequential|batched] [--gdb]
 """
 
 from __future__ import annotations
@@ -57,25 +58,19 @@ def _stage(msg: str, t0: float) -> None:
     print(f"[{time.perf_counter() - t0:8.2f}s] {msg}", file=sys.stderr, flush=True)
 
 
-def _patch_orthogonal_init() -> None:
-    """`--workaround seq-orthogonal`: the orthogonal initialiser under `sequential_vmap`, so that a
-    vmapped init runs one unbatched QR per member (LAPACK then runs it inline) instead of one
-    batched QR that jaxlib splits over the intra-op pool and waits for (the deadlock: see
-    docs/stress-many-seeds.md). Same weights; patched here because packages/ is not ours to edit."""
-    import equinox as eqx
+def _restore_batched_qr() -> None:
+    """`--qr batched`: the plain orthogonal initialiser, whose vmapped form is one batched LAPACK
+    QR per layer. This is what deadlocked (see docs/stress-many-seeds.md); the package's own
+    `orthogonal_weight` runs one unbatched QR per member instead. Kept to reproduce the hang."""
     import jax
     import jax.numpy as jnp
 
     from rl_algos.common import networks
 
-    def orthogonal_linear(key, d_in, d_out, scale):
-        layer = eqx.nn.Linear(d_in, d_out, key=key)
-        w = jax.custom_batching.sequential_vmap(
-            lambda k: jax.nn.initializers.orthogonal(scale)(k, (d_out, d_in), jnp.float32))(key)
-        layer = eqx.tree_at(lambda m: m.weight, layer, w)
-        return eqx.tree_at(lambda m: m.bias, layer, jnp.zeros((d_out,), jnp.float32))
+    def orthogonal_weight(key, shape, scale):
+        return jax.nn.initializers.orthogonal(scale)(key, shape, jnp.float32)
 
-    networks.orthogonal_linear = orthogonal_linear
+    networks.orthogonal_weight = orthogonal_weight
 
 
 def child(a: argparse.Namespace) -> None:
@@ -110,8 +105,8 @@ def child(a: argparse.Namespace) -> None:
     keys = jax.random.split(jax.random.PRNGKey(a.key), n)
     hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hparams_as_arrays(ppo.PPOHParams()))
 
-    if a.workaround == "seq-orthogonal":
-        _patch_orthogonal_init()
+    if a.qr == "batched":
+        _restore_batched_qr()
 
     if a.path == "chunked":
         algo = ppo.make_algorithm(env, cfg)
@@ -209,7 +204,7 @@ def _child_cmd(a: argparse.Namespace, path: str) -> list[str]:
         cmd += ["--verbose"]
     for c in a.jax_config:
         cmd += ["--jax-config", c]
-    cmd += ["--workaround", a.workaround]
+    cmd += ["--workaround", a.workaround, "--qr", a.qr]
     return cmd
 
 
@@ -273,10 +268,11 @@ def main() -> None:
     ap.add_argument("--chunk-len", type=int, default=None, help="updates per chunk (chunked)")
     ap.add_argument("--compile-cache", default=None, metavar="DIR",
                     help="use JAX's persistent compilation cache in DIR (as the CLI does)")
-    ap.add_argument("--workaround", choices=("none", "seq-orthogonal", "map-init"),
-                    default="none",
-                    help="seq-orthogonal: orthogonal init under sequential_vmap (both paths); "
-                         "map-init: lax.map instead of vmap over the members' init (chunked)")
+    ap.add_argument("--workaround", choices=("none", "map-init"), default="none",
+                    help="map-init: lax.map instead of vmap over the members' init (chunked)")
+    ap.add_argument("--qr", choices=("sequential", "batched"), default="sequential",
+                    help="sequential: the package's orthogonal init (one QR per member); "
+                         "batched: the plain initialiser (one batched QR: reproduces the hang)")
     ap.add_argument("--key", type=int, default=0, help="PRNGKey the seeds are split from")
     ap.add_argument("--log-dir", default=None, help="child logs and stack dumps (default: tmp)")
     ap.add_argument("--gdb", action="store_true", help="also gdb-backtrace every thread of a hang")
@@ -294,7 +290,7 @@ def main() -> None:
         ap.error("--workaround map-init applies to --path chunked only")
     print(f"{a.processes} fresh processes per path x {paths}; {a.seeds} seeds x {a.timesteps:,} "
           f"steps; timeout {a.timeout:.0f}s; XLA_FLAGS+={a.xla_flags!r}; jax config {a.jax_config}"
-          f"; env {a.env}; workaround {a.workaround}; logs in {log_dir}", flush=True)
+          f"; env {a.env}; workaround {a.workaround}; qr {a.qr}; logs in {log_dir}", flush=True)
     results = []
     for path in paths:
         for i in range(a.processes):

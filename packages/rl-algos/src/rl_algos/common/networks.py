@@ -19,10 +19,25 @@ ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
 }
 
 
+def orthogonal_weight(key: jax.Array, shape: tuple[int, ...], scale: float) -> jax.Array:
+    """An orthogonal matrix of gain `scale` (float32 `shape`).
+
+    Under `vmap` (many seeds initialised at once) this runs one unbatched QR per member rather
+    than one batched QR. jaxlib (0.10, CPU) splits a batched QR over the XLA intra-op thread pool
+    and blocks its calling pool thread until the pieces finish; when a program runs two such QRs
+    at once (actor and critic) on a small pool, every pool thread ends up waiting for pieces
+    queued behind it and the process hangs forever in `block_until_ready` (reproduced with
+    tools/stress_many_seeds.py; see docs/stress-many-seeds.md). Per member the weights are
+    exactly those of the unbatched initialiser.
+    """
+    init = jax.nn.initializers.orthogonal(scale)
+    return jax.custom_batching.sequential_vmap(lambda k: init(k, shape, jnp.float32))(key)
+
+
 def orthogonal_linear(key: jax.Array, d_in: int, d_out: int, scale: float) -> eqx.nn.Linear:
     """A Linear layer with an orthogonal weight of gain `scale` and a zero bias."""
     layer = eqx.nn.Linear(d_in, d_out, key=key)
-    w = jax.nn.initializers.orthogonal(scale)(key, (d_out, d_in), jnp.float32)
+    w = orthogonal_weight(key, (d_out, d_in), scale)
     layer = eqx.tree_at(lambda m: m.weight, layer, w)
     return eqx.tree_at(lambda m: m.bias, layer, jnp.zeros((d_out,), jnp.float32))
 
