@@ -122,7 +122,7 @@ class CompiledRun(NamedTuple):
     With a `mesh`, the programs take `num_padded` members sharded along the member axis; the
     `num_members` real ones are padded on the way in and unpadded on the way out."""
 
-    init: Any  # compiled `(keys[Mp], hparams[Mp]) -> carry[Mp]`
+    init: Any  # compiled `(keys[M], hparams[M]) -> carry[M]`, on one device
     chunk: Any  # compiled `(carry[Mp], hparams[Mp]) -> (carry[Mp], metrics[Mp, L])`
     num_chunks: int
     chunk_len: int
@@ -159,8 +159,11 @@ def compile_members(
 
     m = len(keys)
     t0 = time.perf_counter()
+    # The init program always runs unsharded, on one device: it is cheap, and on CPU several
+    # LAPACK calls (the QR of orthogonal initialisers) running at once on different devices of
+    # one process can deadlock (observed with jax 0.10.2). Its output is then padded and sharded.
+    init_c = jax.jit(jax.vmap(algo.init)).lower(keys, hparams).compile()
     if mesh is None:
-        init_c = jax.jit(jax.vmap(algo.init)).lower(keys, hparams).compile()
         carry_shape = jax.eval_shape(jax.vmap(algo.init), keys, hparams)
         chunk_c = jax.jit(chunk, donate_argnums=0).lower(carry_shape, hparams).compile()
         padded = m
@@ -170,8 +173,6 @@ def compile_members(
         padded = padded_size(m, mesh)
         shard, rep = member_sharding(mesh), replicated(mesh)
         keys_a, hp_a = _leading(keys, padded), _leading(hparams, padded)
-        init_c = jax.jit(jax.vmap(algo.init), in_shardings=(shard, shard), out_shardings=shard
-                         ).lower(keys_a, hp_a).compile()
         carry_shape = jax.eval_shape(jax.vmap(algo.init), keys_a, hp_a)
         chunk_c = jax.jit(chunk, donate_argnums=0, in_shardings=(shard, shard),
                           out_shardings=(shard, rep)).lower(carry_shape, hp_a).compile()
@@ -193,12 +194,12 @@ def run_members(
     numpy arrays of the `M` real members (gathered from every process)."""
     t0 = time.perf_counter()
     m = len(keys)
-    if compiled.mesh is not None:
-        from rl_core.parallel import pad_members, put_members
-
-        keys, hparams = put_members(pad_members((keys, hparams), compiled.num_padded),
-                                    compiled.mesh)
     carry = compiled.init(keys, hparams)
+    if compiled.mesh is not None:
+        from rl_core.parallel import pad_members, put_members, to_host
+
+        carry, hparams = put_members(
+            pad_members((to_host(carry), hparams), compiled.num_padded), compiled.mesh)
     pending = None
     collected: list[dict[str, Any]] = []
 

@@ -158,9 +158,10 @@ def data_parallel(local: Any, mesh: Mesh, axis: str = DATA_AXIS) -> Any:
     d = mesh.shape[axis]
 
     def init(key: jax.Array, hp: Any) -> Any:
-        f = jax.shard_map(lambda k, h: _expand(local.init(k, h)), mesh=mesh,
-                          in_specs=(P(), P()), out_specs=P(axis), check_vma=False)
-        return f(key, hp)
+        # A named vmap instead of shard_map: `axis_index` works the same, and the init (with its
+        # LAPACK calls, which can deadlock when several CPU devices run them at once) stays on
+        # one device; the first update moves the carry onto the mesh.
+        return jax.vmap(local.init, in_axes=(None, None), axis_size=d, axis_name=axis)(key, hp)
 
     def update(carry: Any, hp: Any) -> tuple[Any, dict[str, jax.Array]]:
         def body(c: Any, h: Any) -> tuple[Any, Any]:
