@@ -17,8 +17,20 @@ from rl_cli.stats import mean_ci95
 SCRIPTS = Path(__file__).parent / "scale"
 
 
-def run_with_devices(script: str, *args: str, devices: int = 4) -> None:
+def subprocess_env(devices: int) -> dict[str, str]:
+    """The simulated device count, and the test suite's persistent compilation cache."""
+    import jax
+
     env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"}
+    cache = jax.config.jax_compilation_cache_dir
+    if cache:
+        env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
+        env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
+    return env
+
+
+def run_with_devices(script: str, *args: str, devices: int = 4) -> None:
+    env = subprocess_env(devices)
     p = subprocess.run([sys.executable, str(SCRIPTS / script), *args], capture_output=True,
                        text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stderr[-4000:]
