@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,46 @@ def test_data_parallel_learns_cartpole_like_one_device(tmp_path: Path) -> None:
     assert dp_mean > 150 and one_mean > 150, r  # both learn
     # The same final return within noise: the means differ by less than their CIs combined.
     assert abs(dp_mean - one_mean) < (dp_ci**2 + one_ci**2) ** 0.5, r
+
+
+RL = shutil.which("rl") or str(Path(sys.executable).with_name("rl"))
+
+
+def test_rl_run_data_parallel_on_four_devices(tmp_path: Path) -> None:
+    """`rl run --data-parallel`: 2 agents, each over 4 devices; one copy of the parameters saved
+    per agent; and a batch that does not split over the devices is refused in one line."""
+    env = {**subprocess_env(4), "RL_COMPILE_CACHE": "0"}
+    argv = [RL, "run", "--env", "gymnax/CartPole-v1", "--data-parallel", "--num-seeds", "2",
+            "--total-timesteps", "1024", "--set", "num_steps=16", "--set", "num_minibatches=2",
+            "--no-progress"]
+    p = subprocess.run([*argv, "--logdir", str(tmp_path), "--run-name", "dp"],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    run = tmp_path / "dp"
+    config = json.loads((run / "config.json").read_text())
+    assert config["parallelism"] == "one agent per member, data-parallel over 4 device(s)"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["total_timesteps"] == 1024 and len(summary["final_return_per_member"]) == 2
+
+    import equinox as eqx
+    import jax
+
+    # The saved parameters have the single-device layout [members, ...], not [members, D, ...].
+    import rl_envs
+    from rl_algos.common import make_vector_env
+    from rl_algos.ppo import PPOConfig
+    from rl_algos.ppo.train import make_model_fn
+
+    e = rl_envs.make("gymnax/CartPole-v1")
+    model = make_model_fn(e, make_vector_env(e, 4), PPOConfig())(jax.random.PRNGKey(0))
+    like = jax.tree.map(lambda x: np.zeros((2, *x.shape), x.dtype),
+                        eqx.filter(model, eqx.is_array))
+    params = eqx.tree_deserialise_leaves(run / "params.eqx", like)
+    assert all(np.all(np.isfinite(x)) for x in jax.tree.leaves(params))
+
+    bad = subprocess.run([*argv, "--set", "num_envs=6", "--logdir", str(tmp_path / "bad")],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert bad.returncode == 2
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rl: error:") and "num_envs" in lines[0]
+    assert not (tmp_path / "bad").exists()
