@@ -113,3 +113,28 @@ def test_rl_run_data_parallel_on_four_devices(tmp_path: Path) -> None:
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rl: error:") and "num_envs" in lines[0]
     assert not (tmp_path / "bad").exists()
+
+
+INIT_MANY = """
+import jax, jax.numpy as jnp
+import rl_envs
+from rl_algos.common import hparams_as_arrays
+from rl_algos.ppo import PPOConfig, PPOHParams, make_algorithm
+from rl_core import compile_members
+algo = make_algorithm(rl_envs.make("gymnax/CartPole-v1"), PPOConfig(total_timesteps=512))
+keys = jax.random.split(jax.random.PRNGKey(0), 256)
+hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (256,)), hparams_as_arrays(PPOHParams()))
+carry = compile_members(algo, keys, hp).init(keys, hp)
+jax.block_until_ready(carry)
+print("ok", jax.tree.leaves(carry.train_state.params)[0].shape)
+"""
+
+
+def test_initialising_many_members_does_not_freeze() -> None:
+    """Batched LAPACK QRs (orthogonal initialisers) of a 256-member vmapped init froze XLA's CPU
+    thread pool on jax 0.10.2; compile_members initialises members one after another instead.
+    A freeze shows here as a timeout, not as a hung suite."""
+    p = subprocess.run([sys.executable, "-c", INIT_MANY], capture_output=True, text=True,
+                       timeout=240, env=subprocess_env(1))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "ok (256, 64, 4)" in p.stdout

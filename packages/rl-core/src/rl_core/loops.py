@@ -137,6 +137,12 @@ def _leading(tree: Any, size: int) -> Any:
     return jax.tree.map(lambda x: jax.ShapeDtypeStruct((size, *x.shape[1:]), x.dtype), tree)
 
 
+def init_members(algo: Algorithm) -> Callable[[jax.Array, Any], Any]:
+    """`(keys[M], hparams[M]) -> carry[M]`, the members initialised one after another. Gives the
+    same carry as `jax.vmap(algo.init)`, without batched LAPACK calls (see `compile_members`)."""
+    return lambda keys, hparams: jax.lax.map(lambda a: algo.init(*a), (keys, hparams))
+
+
 def compile_members(
     algo: Algorithm,
     keys: jax.Array,
@@ -159,10 +165,11 @@ def compile_members(
 
     m = len(keys)
     t0 = time.perf_counter()
-    # The init program always runs unsharded, on one device: it is cheap, and on CPU several
-    # LAPACK calls (the QR of orthogonal initialisers) running at once on different devices of
-    # one process can deadlock (observed with jax 0.10.2). Its output is then padded and sharded.
-    init_c = jax.jit(jax.vmap(algo.init)).lower(keys, hparams).compile()
+    # The init program runs unsharded, on one device, one member after another (`lax.map`, not
+    # `vmap`): it is cheap, and on CPU (jax 0.10.2) batched LAPACK calls (the QR of orthogonal
+    # initialisers) running at the same time deadlock XLA's thread pool, whether they come from a
+    # wide vmap or from several devices. Its output is then padded and sharded.
+    init_c = jax.jit(init_members(algo)).lower(keys, hparams).compile()
     if mesh is None:
         carry_shape = jax.eval_shape(jax.vmap(algo.init), keys, hparams)
         chunk_c = jax.jit(chunk, donate_argnums=0).lower(carry_shape, hparams).compile()
