@@ -170,3 +170,21 @@ def test_bad_run_device_input_is_one_line(args, hint, tmp_path: Path, capsys) ->
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rl: error:") and hint in lines[0], err
     assert not any(tmp_path.iterdir())
+
+
+def test_data_parallel_refused_for_an_algorithm_without_it(monkeypatch, tmp_path: Path,
+                                                           capsys) -> None:
+    import dataclasses
+
+    import rl_algos.registry as registry
+    from rl_algos.ppo import make_algorithm
+
+    spec = dataclasses.replace(registry.ALGORITHMS["ppo"], name="nodp",
+                               make_algorithm=lambda env, config: make_algorithm(env, config))
+    monkeypatch.setitem(registry.ALGORITHMS, "nodp", spec)
+    code, _, err = run_cli(["--no-compile-cache", "run", "--algo", "nodp", "--env",
+                            "gymnax/CartPole-v1", "--data-parallel", "--logdir", str(tmp_path)],
+                           capsys)
+    assert code == 2 and err.strip() == "rl: error: nodp has no data-parallel mode; drop " \
+                                        "--data-parallel"
+    assert not any(tmp_path.iterdir())

@@ -22,9 +22,6 @@ class AlgoSpec:
     make_algorithm: Callable[[Any, Any], Algorithm]
     action_spaces: tuple[type, ...]
     presets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
-    # Whether `make_algorithm(env, config, data_axis=DataAxis(...))` builds one device's share of a
-    # data-parallel agent (see rl_core.parallel.data_parallel).
-    data_parallel: bool = False
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
         """The preset for an environment: continuous actions get 'continuous_control' when the
@@ -47,7 +44,7 @@ ALGORITHMS: dict[str, AlgoSpec] = {
     "ppo": AlgoSpec(
         "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
         ppo.PPOConfig, ppo.PPOHParams, ppo.make_algorithm,
-        (Discrete, MultiDiscrete, Box), ppo.PRESETS, data_parallel=True,
+        (Discrete, MultiDiscrete, Box), ppo.PRESETS,
     ),
 }
 

@@ -101,6 +101,14 @@ def member_mesh_for(devices: int | None) -> Any:
     return member_mesh(n) if n > 1 else None
 
 
+def supports_data_parallel(spec: Any) -> bool:
+    """An algorithm has a data-parallel mode when its `make_algorithm` takes a `data_axis`
+    (one device's share of the agent, see rl_core.parallel.data_parallel)."""
+    import inspect
+
+    return "data_axis" in inspect.signature(spec.make_algorithm).parameters
+
+
 def build_algorithm(spec: Any, env: Any, config: Any, req: RunRequest) -> Any:
     """The algorithm, or with `--data-parallel` its data-parallel form over this host's devices."""
     import jax
@@ -109,7 +117,7 @@ def build_algorithm(spec: Any, env: Any, config: Any, req: RunRequest) -> Any:
         check_devices(req.devices)
     if not req.data_parallel:
         return spec.make_algorithm(env, config)
-    if not spec.data_parallel:
+    if not supports_data_parallel(spec):
         raise UserError(f"{spec.name} has no data-parallel mode; drop --data-parallel")
     if jax.process_count() > 1:
         raise UserError("--data-parallel splits one agent over one host's devices; with several "
