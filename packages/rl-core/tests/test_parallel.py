@@ -76,19 +76,21 @@ def test_member_mesh_run_equals_plain_run() -> None:
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
 
 
-def test_data_parallel_over_one_device_is_the_plain_algorithm() -> None:
+def test_data_parallel_wrapper_layout_on_one_device() -> None:
+    """The wrapped algorithm's carry gains a `[D]` device axis after the member axis, counts the
+    steps of every device, and starts from the same theta as the plain algorithm (the initial
+    parameters come from the shared key; only the run key is folded with the device index)."""
     mesh = data_mesh(1)
     dp = data_parallel(_toy_algorithm(DataAxis(DATA_AXIS, 1)), mesh)
     assert dp.steps_per_update == 5
     keys = jax.random.split(jax.random.PRNGKey(1), 2)
     hp = jnp.full((2,), 0.3, jnp.float32)
     out = run_members(compile_members(dp, keys, hp, chunk_len=3), keys, hp)
-    plain = _toy_algorithm()
     theta, _ = out.state
     assert theta.shape == (2, 1, 3)  # members, devices, parameters
-    # With one device, fold_in(k, 0) changes the run key, so compare the statistics' shape and
-    # that the first update (which only depends on the shared initial theta) matches.
-    ref = run_members(compile_members(plain, keys, hp, chunk_len=3), keys, hp)
+    assert out.metrics["norm"].shape == (2, 6)
+    ref = run_members(compile_members(_toy_algorithm(), keys, hp, chunk_len=3), keys, hp)
+    # The first update's metric is the norm of the initial theta: the same in both.
     np.testing.assert_allclose(out.metrics["norm"][:, 0], ref.metrics["norm"][:, 0], rtol=1e-6)
 
 
