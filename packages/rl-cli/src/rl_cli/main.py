@@ -27,6 +27,38 @@ def cli(no_compile_cache: bool) -> None:
         compile_cache.enable()
 
 
+def _device_options(f):
+    """--devices and the multi-host start-up options, shared by `rl run` and `rl sweep`."""
+    f = click.option("--devices", type=int, default=None,
+                     help="Use the first N devices (default: all, members sharded over them).")(f)
+    f = click.option("--coordinator", default=None, envvar="RL_COORDINATOR_ADDRESS",
+                     help="Multi-host: host:port of process 0 (also RL_COORDINATOR_ADDRESS).")(f)
+    f = click.option("--num-processes", type=int, default=None, envvar="RL_NUM_PROCESSES",
+                     help="Multi-host: how many processes take part (also RL_NUM_PROCESSES).")(f)
+    f = click.option("--process-id", type=int, default=None, envvar="RL_PROCESS_ID",
+                     help="Multi-host: this process's id, 0 writes the files (also "
+                          "RL_PROCESS_ID).")(f)
+    f = click.option("--distributed-auto", is_flag=True,
+                     help="Multi-host: let JAX detect the cluster from the scheduler's "
+                          "environment (SLURM, Open MPI, Kubernetes, ...).")(f)
+    return f
+
+
+def _start_distributed(coordinator: str | None, num_processes: int | None,
+                       process_id: int | None, auto: bool) -> None:
+    """Starts jax.distributed when asked, before anything else touches JAX."""
+    from rl_core import distributed_config, initialize_distributed
+
+    if auto and any(v is not None for v in (coordinator, num_processes, process_id)):
+        raise UserError("--distributed-auto detects the cluster itself; drop --coordinator/"
+                        "--num-processes/--process-id (or drop --distributed-auto)")
+    try:
+        cfg = distributed_config(coordinator, num_processes, process_id, auto, environ={})
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    initialize_distributed(cfg)
+
+
 @cli.command()
 @click.option("--algo", default="ppo", show_default=True, help="Algorithm (`rl algos`).")
 @click.option("--env", "env_id", required=True, help="Environment id, e.g. gymnax/CartPole-v1.")
@@ -49,24 +81,82 @@ def cli(no_compile_cache: bool) -> None:
 @click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
               help="Stop with an error if the run makes no progress for this long (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--data-parallel", is_flag=True,
+              help="Split each agent's environments over the devices and average gradients "
+                   "(one agent uses the whole machine) instead of sharding members.")
+@_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
         run_name: str | None, log_every: int | None, watchdog_seconds: float,
-        no_progress: bool) -> None:
+        no_progress: bool, data_parallel: bool, devices: int | None, coordinator: str | None,
+        num_processes: int | None, process_id: int | None, distributed_auto: bool) -> None:
     """Train agents and write TensorBoard events, metrics, a summary and parameters."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.runner import RunRequest, execute
 
     if total_timesteps is not None and not float(total_timesteps).is_integer():
         raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
+    _start_distributed(coordinator, num_processes, process_id, distributed_auto)
     req = RunRequest(
         algo=algo, env=env_id, num_seeds=num_seeds, seed=seed,
         total_timesteps=None if total_timesteps is None else int(total_timesteps),
         sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
         logdir=logdir, run_name=run_name, log_every=log_every,
-        watchdog_seconds=watchdog_seconds, progress=not no_progress,
+        watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
+        data_parallel=data_parallel,
     )
     execute(req)
+
+
+@cli.command()
+@click.option("--algo", default="ppo", show_default=True, help="Algorithm (`rl algos`).")
+@click.option("--env", "env_id", required=True, help="Environment id, e.g. gymnax/CartPole-v1.")
+@click.option("--grid", "grids", multiple=True, metavar="KEY=V1,V2,...",
+              help="Values of one traced hyperparameter (repeatable: the grid is the product).")
+@click.option("--sample", "samples", multiple=True, metavar="KEY=DIST:LOW:HIGH",
+              help="Random search: DIST is uniform or loguniform (repeatable).")
+@click.option("--num-samples", default=1, show_default=True, type=int,
+              help="Random points drawn for the --sample keys.")
+@click.option("--num-seeds", default=1, show_default=True, type=int,
+              help="Seeds per point; member seeds are SEED..SEED+N-1 at every point.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="First seed (also seeds the random search).")
+@click.option("--total-timesteps", type=float, default=None,
+              help="Environment steps per member (default: the preset's).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Fix any config or hyperparameter field for every member (repeatable).")
+@click.option("--env-arg", "env_args", multiple=True, metavar="KEY=VALUE",
+              help="Environment parameter (repeatable).")
+@click.option("--preset", default=None, help="Hyperparameter preset ('none': defaults).")
+@click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))
+@click.option("--run-name", default=None, help="Run directory name (default: sweep-algo-env-time).")
+@click.option("--log-every", type=int, default=None,
+              help="Updates per logged chunk (must divide the number of updates).")
+@click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              help="Stop with an error if the sweep makes no progress for this long (0: off).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_device_options
+def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ...],
+          num_samples: int, num_seeds: int, seed: int, total_timesteps: float | None,
+          sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
+          run_name: str | None, log_every: int | None, watchdog_seconds: float,
+          no_progress: bool, devices: int | None, coordinator: str | None,
+          num_processes: int | None, process_id: int | None, distributed_auto: bool) -> None:
+    """Sweep traced hyperparameters x seeds in one compiled program; rank the points."""
+    from rl_cli.overrides import parse_assignments
+    from rl_cli.sweep import SweepRequest, execute_sweep, parse_grid, parse_sample
+
+    if total_timesteps is not None and not float(total_timesteps).is_integer():
+        raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
+    req = SweepRequest(
+        algo=algo, env=env_id, grid=parse_grid(grids), sample=parse_sample(samples),
+        num_samples=num_samples, num_seeds=num_seeds, seed=seed,
+        total_timesteps=None if total_timesteps is None else int(total_timesteps),
+        sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
+        devices=devices, log_every=log_every,
+    )
+    _start_distributed(coordinator, num_processes, process_id, distributed_auto)
+    execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress)
 
 
 def _env_kwargs(items: tuple[str, ...]) -> dict[str, object]:

@@ -144,3 +144,74 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any])
     t.add_row("compile s", f"{summary['compile_seconds']:.2f}")
     t.add_row("train s", f"{summary['run_seconds']:.2f}")
     return t
+
+
+class SweepLogger:
+    """TensorBoard for a sweep: one run directory per member (`tb/<member>`) holding its
+    episode-return series and an hparams-plugin session with its hyperparameters, so TensorBoard's
+    HPARAMS tab can filter and sort members; `tb/` itself gets the aggregate; plus metrics.jsonl."""
+
+    def __init__(self, run_dir: Path, members: list[Any], hparams: list[dict[str, float]],
+                 steps_per_update: int):
+        from tensorboardX import SummaryWriter
+        from tensorboardX.summary import hparams as hparams_summary
+
+        self.steps_per_update = steps_per_update
+        self.members = members
+        self.hparams = hparams
+        self.writer = SummaryWriter(str(run_dir / "tb"))
+        self.member_writers = []
+        for m, hp in zip(members, hparams, strict=True):
+            w = SummaryWriter(str(run_dir / "tb" / m.name))
+            exp, ssi, sei = hparams_summary({**hp, "seed": m.seed, "point": m.point},
+                                            {"hparam/final_return": 0.0})
+            for s in (exp, ssi, sei):
+                w.file_writer.add_summary(s)
+            self.member_writers.append(w)
+        self.jsonl = open(run_dir / "metrics.jsonl", "w")
+
+    def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
+        step = updates_done * self.steps_per_update
+        ret, length = chunk["episode_return"], chunk["episode_length"]
+        for w, r, n in zip(self.member_writers, ret, length, strict=True):
+            if np.isfinite(r):
+                w.add_scalar("episode_return", float(r), step)
+                w.add_scalar("episode_length", float(n), step)
+        if np.any(np.isfinite(ret)):
+            self.writer.add_scalar("episode_return/mean", _nanmean(ret), step)
+        sps = step * len(self.members) / max(elapsed, 1e-9)
+        self.writer.add_scalar("perf/steps_per_second", sps, step)
+        record = {"update": updates_done, "env_steps": step, "seconds": round(elapsed, 4),
+                  "steps_per_second": sps, "episode_return_mean": _json_num(_nanmean(ret)),
+                  "episode_return": [_json_num(r) for r in ret]}
+        self.jsonl.write(json.dumps(record) + "\n")
+        self.jsonl.flush()
+
+    def close(self, final_returns: np.ndarray) -> None:
+        for w, r in zip(self.member_writers, final_returns, strict=True):
+            if np.isfinite(r):
+                w.add_scalar("hparam/final_return", float(r), 0)
+            w.flush()
+            w.close()
+        self.writer.flush()
+        self.writer.close()
+        self.jsonl.close()
+
+
+def ranking_table(result: Any, summary: dict[str, Any]) -> Table:
+    """Points ranked by mean final return, with the 95% CI over their seeds."""
+    t = Table(title=f"sweep of {summary['algo']} on {summary['env']}: points ranked by mean "
+                    f"final return", show_lines=False)
+    t.add_column("rank", justify="right")
+    t.add_column("point", justify="right")
+    for k in result.swept:
+        t.add_column(k, justify="right")
+    t.add_column("final return (mean ± 95% CI)", justify="right")
+    t.add_column("seeds", justify="right")
+    for r in result.ranking:
+        value = f"{r.mean:.2f} ± {r.ci95:.2f}" if math.isfinite(r.mean) else "no episode ended"
+        t.add_row(str(r.rank), str(r.point), *(f"{r.hparams[k]:.4g}" for k in result.swept),
+                  value, str(r.num_seeds))
+    t.caption = (f"{summary['num_members']} members · {summary['steps_per_second']:,.0f} "
+                 f"steps/s · compiled once in {summary['compile_seconds']:.2f} s")
+    return t

@@ -36,6 +36,8 @@ class RunRequest:
     log_every: int | None = None
     watchdog_seconds: float = 600.0
     progress: bool = True
+    devices: int | None = None  # None: every device (members sharded over them)
+    data_parallel: bool = False  # one agent's environments split over the devices
 
 
 @dataclass
@@ -66,12 +68,65 @@ def prepare(req: RunRequest) -> Prepared:
     if preset == "none":
         preset = None
     config, hparams = build_config(spec, preset, req.sets, req.total_timesteps)
-    algorithm = spec.make_algorithm(env, config)
+    algorithm = build_algorithm(spec, env, config, req)
     if req.log_every is not None and (req.log_every < 1
                                       or algorithm.num_updates % req.log_every):
         raise UserError(f"--log-every {req.log_every} must divide the number of updates "
                         f"({algorithm.num_updates})")
     return Prepared(spec, env, config, hparams, preset, algorithm)
+
+
+def check_devices(devices: int | None) -> int:
+    """The number of devices to use (all of them by default); a bad `--devices` is a UserError."""
+    import jax
+
+    available = jax.device_count()
+    if devices is None:
+        return available
+    if devices < 1 or devices > available:
+        raise UserError(f"--devices must be between 1 and {available} (the devices JAX sees: "
+                        f"{jax.devices()[0].platform} x{available}), got {devices}")
+    if jax.process_count() > 1 and devices != available:
+        raise UserError(f"with {jax.process_count()} processes every device takes part; "
+                        f"drop --devices (or set it to {available})")
+    return devices
+
+
+def member_mesh_for(devices: int | None) -> Any:
+    """A member mesh over the chosen devices, or None when there is only one (the plain
+    single-device program)."""
+    from rl_core import member_mesh
+
+    n = check_devices(devices)
+    return member_mesh(n) if n > 1 else None
+
+
+def supports_data_parallel(spec: Any) -> bool:
+    """An algorithm has a data-parallel mode when its `make_algorithm` takes a `data_axis`
+    (one device's share of the agent, see rl_core.parallel.data_parallel)."""
+    import inspect
+
+    return "data_axis" in inspect.signature(spec.make_algorithm).parameters
+
+
+def build_algorithm(spec: Any, env: Any, config: Any, req: RunRequest) -> Any:
+    """The algorithm, or with `--data-parallel` its data-parallel form over this host's devices."""
+    import jax
+
+    if req.devices is not None:
+        check_devices(req.devices)
+    if not req.data_parallel:
+        return spec.make_algorithm(env, config)
+    if not supports_data_parallel(spec):
+        raise UserError(f"{spec.name} has no data-parallel mode; drop --data-parallel")
+    if jax.process_count() > 1:
+        raise UserError("--data-parallel splits one agent over one host's devices; with several "
+                        "processes shard members instead (drop --data-parallel)")
+    from rl_core import DATA_AXIS, DataAxis, data_mesh, data_parallel
+
+    n = req.devices or jax.local_device_count()
+    local = spec.make_algorithm(env, config, data_axis=DataAxis(DATA_AXIS, n))
+    return data_parallel(local, data_mesh(n))
 
 
 def _run_dir(req: RunRequest) -> Path:
@@ -102,8 +157,12 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
     import jax.numpy as jnp
 
     from rl_algos.common import hparams_as_arrays
-    from rl_core import chunk_length, compile_members, run_members
+    from rl_core import chunk_length, compile_members, is_main_process, run_members
 
+    main = is_main_process()  # only process 0 writes files and prints
+    if not main:
+        console = Console(quiet=True)
+    mesh = None if req.data_parallel else member_mesh_for(req.devices)
     algo, n = prep.algorithm, req.num_seeds
     seeds = [req.seed + i for i in range(n)]
     names = [f"seed_{s}" for s in seeds]
@@ -112,32 +171,36 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
     chunk_len = req.log_every or chunk_length(algo.num_updates)
     total_steps = algo.num_updates * algo.steps_per_update
 
-    run_dir = _run_dir(req)
+    run_dir = _run_dir(req) if main else None
     config_record = {
         "algo": req.algo, "env": req.env, "env_kwargs": req.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
         "hparams": as_jsonable(prep.hparams), "num_updates": algo.num_updates,
         "steps_per_update": algo.steps_per_update, "log_every_updates": chunk_len,
         "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
+        "process_count": jax.process_count(),
+        "parallelism": parallelism(mesh, req.data_parallel, req.devices),
         "command": sys.argv,
     }
-    (run_dir / "config.json").write_text(json.dumps(config_record, indent=2))
+    if run_dir is not None:
+        (run_dir / "config.json").write_text(json.dumps(config_record, indent=2))
     console.print(f"[bold]{req.algo}[/] on [bold]{req.env}[/] · {n} seed(s) · "
                   f"{total_steps:,} steps each · preset {prep.preset or 'none'} · "
-                  f"run dir {run_dir}")
+                  f"{config_record['parallelism']} · run dir {run_dir}")
 
-    logger = RunLogger(run_dir, names, algo.steps_per_update)
+    logger = RunLogger(run_dir, names, algo.steps_per_update) if run_dir is not None else None
     with Watchdog(req.watchdog_seconds) as dog:
         dog.beat("compiling the training program")
         with console.status("compiling the training program…", spinner="dots"):
-            compiled = compile_members(algo, keys, hp, chunk_len)
+            compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
         console.print(f"compiled in {compiled.compile_seconds:.2f} s")
         dog.beat(f"running chunk 1/{compiled.num_chunks} of {chunk_len} updates")
         with ProgressView(console, total_steps, n, req.progress) as view:
 
             def on_chunk(rep: Any) -> None:
                 chunk = summarise_chunk(rep.metrics)
-                logger.log(rep.updates_done, rep.elapsed, chunk)
+                if logger is not None:
+                    logger.log(rep.updates_done, rep.elapsed, chunk)
                 ret = chunk["episode_return"]
                 view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
                             float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else float("nan"))
@@ -149,8 +212,12 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
             jax.block_until_ready(result.state)
             run_seconds = time.perf_counter() - t0
         dog.beat("saving results")
-        logger.close()
-        save_params(run_dir / "params.eqx", result.state.train_state.params)
+        if logger is not None and run_dir is not None:
+            logger.close()
+            params = result.state.train_state.params
+            if req.data_parallel:  # identical on every device: keep device 0's copy
+                params = jax.tree.map(lambda x: x[:, 0], params)
+            save_params(run_dir / "params.eqx", params)
 
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))
@@ -168,6 +235,20 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         "steps_per_second": n * total_steps / run_seconds,
         "run_dir": str(run_dir),
     }
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    if run_dir is not None:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     console.print(summary_table(names, finals, summary))
     return summary
+
+
+def parallelism(mesh: Any, data_parallel: bool, devices: int | None) -> str:
+    """One line for the console and config.json: how the run uses the devices."""
+    import jax
+
+    hosts = f" on {jax.process_count()} processes" if jax.process_count() > 1 else ""
+    if data_parallel:
+        n = devices or jax.local_device_count()
+        return f"one agent per member, data-parallel over {n} device(s)"
+    if mesh is None:
+        return f"1 device{hosts}"
+    return f"members sharded over {mesh.devices.size} devices{hosts}"

@@ -1,7 +1,8 @@
 """rl_core: the functional core of the framework (jax only).
 
 Types that cross the port, spaces, the environment port itself, wrappers written once for every
-backend, the `lax.scan` loops, and `check_environment`, the port's contract as a check.
+backend, the `lax.scan` loops, `parallel` (device meshes, data parallelism, several hosts), and
+`check_environment`, the port's contract as a check.
 """
 
 from rl_core.env import Environment
@@ -15,6 +16,23 @@ from rl_core.loops import (
     rollout,
     run_members,
     scan_updates,
+)
+from rl_core.parallel import (
+    DATA_AXIS,
+    MEMBER_AXIS,
+    DataAxis,
+    DistributedConfig,
+    data_mesh,
+    data_parallel,
+    distributed_config,
+    initialize_distributed,
+    is_main_process,
+    member_mesh,
+    pad_members,
+    padded_size,
+    put_members,
+    to_host,
+    unpad_members,
 )
 from rl_core.spaces import Box, Discrete, MultiDiscrete, Space, describe
 from rl_core.testing import EnvironmentContractError, check_environment
@@ -40,6 +58,9 @@ from rl_core.wrappers import (
 )
 
 __all__ = [
+    "DATA_AXIS", "MEMBER_AXIS", "DataAxis", "DistributedConfig", "data_mesh", "data_parallel",
+    "distributed_config", "initialize_distributed", "is_main_process", "member_mesh",
+    "pad_members", "padded_size", "put_members", "to_host", "unpad_members",
     "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun", "Discrete",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",
     "MultiDiscrete", "NormalizeObservation", "NormalizeReward", "RunnerState", "RunningMeanStd",

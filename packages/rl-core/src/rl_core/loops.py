@@ -117,20 +117,45 @@ class ChunkReport(NamedTuple):
 
 
 class CompiledRun(NamedTuple):
-    """A multi-member run, compiled and ready: call `.run(...)`."""
+    """A multi-member run, compiled and ready: call `run_members(compiled, ...)`.
 
-    init: Any  # compiled `(keys[M], hparams[M]) -> carry[M]`
-    chunk: Any  # compiled `(carry[M], hparams[M]) -> (carry[M], metrics[M, L])`
+    With a `mesh`, the programs take `num_padded` members sharded along the member axis; the
+    `num_members` real ones are padded on the way in and unpadded on the way out."""
+
+    init: Any  # compiled `(keys[M], hparams[M]) -> carry[M]`, on one device
+    chunk: Any  # compiled `(carry[Mp], hparams[Mp]) -> (carry[Mp], metrics[Mp, L])`
     num_chunks: int
     chunk_len: int
     compile_seconds: float
+    mesh: Any = None  # a jax.sharding.Mesh, or None for the default device
+    num_members: int = 0
+    num_padded: int = 0
+
+
+def _leading(tree: Any, size: int) -> Any:
+    """Abstract values of `tree` with the leading axis resized to `size`."""
+    return jax.tree.map(lambda x: jax.ShapeDtypeStruct((size, *x.shape[1:]), x.dtype), tree)
+
+
+def init_members(algo: Algorithm) -> Callable[[jax.Array, Any], Any]:
+    """`(keys[M], hparams[M]) -> carry[M]`, the members initialised one after another. Gives the
+    same carry as `jax.vmap(algo.init)`, without batched LAPACK calls (see `compile_members`)."""
+    return lambda keys, hparams: jax.lax.map(lambda a: algo.init(*a), (keys, hparams))
 
 
 def compile_members(
-    algo: Algorithm, keys: jax.Array, hparams: Any, chunk_len: int | None = None
+    algo: Algorithm,
+    keys: jax.Array,
+    hparams: Any,
+    chunk_len: int | None = None,
+    mesh: Any = None,
 ) -> CompiledRun:
     """Lowers and compiles the init and the chunk programs for `M = len(keys)` members (vmapped),
-    timing compilation apart from running. `hparams` has a leading `[M]` axis on every leaf."""
+    timing compilation apart from running. `hparams` has a leading `[M]` axis on every leaf.
+
+    With `mesh` (see `rl_core.parallel.member_mesh`), the member axis is sharded over the mesh's
+    devices (padded to a multiple of their count); the per-chunk metrics come back replicated so
+    every process can read them without a gather."""
     chunk_len = chunk_length(algo.num_updates) if chunk_len is None else chunk_len
     if algo.num_updates % chunk_len:
         raise ValueError(f"chunk_len {chunk_len} must divide num_updates {algo.num_updates}.")
@@ -138,13 +163,28 @@ def compile_members(
     def chunk(carry, hp):
         return jax.vmap(lambda c, h: scan_updates(algo, c, h, chunk_len))(carry, hp)
 
+    m = len(keys)
     t0 = time.perf_counter()
-    init_c = jax.jit(jax.vmap(algo.init)).lower(keys, hparams).compile()
-    carry_shape = jax.eval_shape(jax.vmap(algo.init), keys, hparams)
-    chunk_c = jax.jit(chunk, donate_argnums=0).lower(carry_shape, hparams).compile()
-    return CompiledRun(
-        init_c, chunk_c, algo.num_updates // chunk_len, chunk_len, time.perf_counter() - t0
-    )
+    # The init program runs unsharded, on one device, one member after another (`lax.map`, not
+    # `vmap`): it is cheap, and on CPU (jax 0.10.2) batched LAPACK calls (the QR of orthogonal
+    # initialisers) running at the same time deadlock XLA's thread pool, whether they come from a
+    # wide vmap or from several devices. Its output is then padded and sharded.
+    init_c = jax.jit(init_members(algo)).lower(keys, hparams).compile()
+    if mesh is None:
+        carry_shape = jax.eval_shape(jax.vmap(algo.init), keys, hparams)
+        chunk_c = jax.jit(chunk, donate_argnums=0).lower(carry_shape, hparams).compile()
+        padded = m
+    else:
+        from rl_core.parallel import member_sharding, padded_size, replicated
+
+        padded = padded_size(m, mesh)
+        shard, rep = member_sharding(mesh), replicated(mesh)
+        keys_a, hp_a = _leading(keys, padded), _leading(hparams, padded)
+        carry_shape = jax.eval_shape(jax.vmap(algo.init), keys_a, hp_a)
+        chunk_c = jax.jit(chunk, donate_argnums=0, in_shardings=(shard, shard),
+                          out_shardings=(shard, rep)).lower(carry_shape, hp_a).compile()
+    return CompiledRun(init_c, chunk_c, algo.num_updates // chunk_len, chunk_len,
+                       time.perf_counter() - t0, mesh, m, padded)
 
 
 def run_members(
@@ -155,14 +195,23 @@ def run_members(
 ) -> TrainResult:
     """Runs every chunk of a compiled multi-member run. `on_chunk` is called on the host after each
     chunk with its metrics (the next chunk is already dispatched, so the device does not wait).
-    Returns the final carry and all metrics `[M, num_updates]`."""
+    Returns the final carry and all metrics `[M, num_updates]`.
+
+    On a mesh, the inputs are padded and sharded here, and the final carry comes back as host
+    numpy arrays of the `M` real members (gathered from every process)."""
     t0 = time.perf_counter()
+    m = len(keys)
     carry = compiled.init(keys, hparams)
+    if compiled.mesh is not None:
+        from rl_core.parallel import pad_members, put_members, to_host
+
+        carry, hparams = put_members(
+            pad_members((to_host(carry), hparams), compiled.num_padded), compiled.mesh)
     pending = None
     collected: list[dict[str, Any]] = []
 
     def report(i: int, metrics: Any) -> None:
-        host = jax.device_get(metrics)
+        host = {k: v[:m] for k, v in jax.device_get(metrics).items()}
         collected.append(host)
         if on_chunk is not None:
             on_chunk(
@@ -179,5 +228,9 @@ def run_members(
         pending = (i, metrics)
     if pending is not None:
         report(*pending)
-    all_metrics = {k: np.concatenate([m[k] for m in collected], axis=1) for k in collected[0]}
+    all_metrics = {k: np.concatenate([c[k] for c in collected], axis=1) for k in collected[0]}
+    if compiled.mesh is not None:
+        from rl_core.parallel import to_host, unpad_members
+
+        carry = unpad_members(to_host(carry), m)
     return TrainResult(carry, all_metrics)

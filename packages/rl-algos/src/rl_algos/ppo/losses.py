@@ -39,11 +39,20 @@ def ppo_loss(
     clip_value_loss: bool = True,
     normalize_advantages: bool = True,
     objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
+    axis_name: str | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """All inputs `[B]`. total = −E[objective(r, Â)] + vf_coef·L_V − ent_coef·E[H], with
-    r = exp(log π − log π_old) and Â the advantages, standardised over the minibatch if asked."""
+    r = exp(log π − log π_old) and Â the advantages, standardised over the minibatch if asked.
+
+    With `axis_name` (data parallelism: this `[B]` is one device's equal share of the minibatch)
+    the standardisation uses the whole minibatch's mean and standard deviation across the axis."""
     if normalize_advantages:
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        if axis_name is None:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        else:
+            mean = jax.lax.pmean(advantages.mean(), axis_name)
+            var = jax.lax.pmean(jnp.mean((advantages - mean) ** 2), axis_name)
+            advantages = (advantages - mean) / (jnp.sqrt(var) + 1e-8)
     log_ratio = log_prob - old_log_prob
     ratio = jnp.exp(log_ratio)
     pg_loss = -jnp.mean(objective(ratio, advantages, hp))

@@ -1,6 +1,11 @@
 """PPO's training program: `make_algorithm(env, config)` gives the `Algorithm` (init + one update)
 that rl-core's loops turn into `train(key, hparams)` or a chunked multi-member run.
 
+With `data_axis` (see `rl_core.parallel.data_parallel`) the algorithm is one device's share of a
+data-parallel agent: it steps `num_envs / D` environments, averages its gradients (and the
+advantage statistics and loss metrics) over the axis, and sums episode counts over it. Without it
+the program is exactly the single-device one.
+
 One update = a rollout of `num_steps` on `num_envs` environments, GAE over it (bootstrapping on
 truncation, not on termination), then `num_epochs` passes of `num_minibatches` Adam steps on the
 clipped objective with global-norm gradient clipping and an optionally annealed learning rate.
@@ -17,13 +22,14 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from rl_algos.common.config import require
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.networks import ActorCritic
 from rl_algos.common.returns import gae
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import clipped_surrogate, ppo_loss
-from rl_core import Algorithm, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
 from rl_core import make_train as _make_train
 
 
@@ -40,12 +46,19 @@ def make_algorithm(
     env: Any,
     config: PPOConfig,
     objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
+    data_axis: DataAxis | None = None,
 ) -> Algorithm:
     """PPO (or, with another `objective`, a PPO-family method such as DPO) on `env` (one
-    unbatched environment implementing the port)."""
+    unbatched environment implementing the port); with `data_axis`, one device's share of a
+    data-parallel agent (wrap it with `rl_core.data_parallel`)."""
     config.validate()
+    n_dev = 1 if data_axis is None else data_axis.size
+    if data_axis is not None:
+        check_data_parallel(config, n_dev)
+    num_envs = config.num_envs // n_dev  # this device's environments
+    batch_size, minibatch_size = config.batch_size // n_dev, config.minibatch_size // n_dev
     venv = make_vector_env(
-        env, config.num_envs,
+        env, num_envs,
         normalize_observations=config.normalize_observations,
         normalize_rewards=config.normalize_rewards,
     )
@@ -72,6 +85,9 @@ def make_algorithm(
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_model, k_env, k_run = jax.random.split(key, 3)
+        if data_axis is not None:  # same model everywhere, different environments and actions
+            index = jax.lax.axis_index(data_axis.name)
+            k_env, k_run = jax.random.fold_in(k_env, index), jax.random.fold_in(k_run, index)
         params = eqx.filter(make_model(k_model), eqx.is_array)
         env_state, ts = venv.reset(k_env)
         train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
@@ -96,6 +112,7 @@ def make_algorithm(
             clip_value_loss=config.clip_value_loss,
             normalize_advantages=config.normalize_advantages,
             objective=objective,
+            axis_name=None if data_axis is None else data_axis.name,
         )
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
@@ -112,30 +129,49 @@ def make_algorithm(
                            traj.truncated, hp.gamma, hp.gae_lambda)
         batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
                  **traj.extras}
-        batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
+        batch = jax.tree.map(lambda x: x.reshape(batch_size, *x.shape[2:]), batch)
         tx = optimizer(hp)
 
         def minibatch_step(state, mb):
             params, opt_state = state
             (_, metrics), grads = grad_fn(params, mb, hp)
+            if data_axis is not None:  # the whole minibatch's gradient, the same on every device
+                grads, metrics = jax.lax.pmean((grads, metrics), data_axis.name)
             updates, opt_state = tx.update(grads, opt_state, params)
             return (optax.apply_updates(params, updates), opt_state), metrics
 
         def epoch(state, k):
-            perm = jax.random.permutation(k, config.batch_size)
+            perm = jax.random.permutation(k, batch_size)
             mbs = jax.tree.map(
-                lambda x: x[perm].reshape(n_mb, config.minibatch_size, *x.shape[1:]), batch)
+                lambda x: x[perm].reshape(n_mb, minibatch_size, *x.shape[1:]), batch)
             return jax.lax.scan(minibatch_step, state, mbs)
 
         key, k_perm = jax.random.split(key)
         (params, opt_state), metrics = jax.lax.scan(
             epoch, (ts_.params, ts_.opt_state), jax.random.split(k_perm, n_ep))
         metrics = jax.tree.map(jnp.mean, metrics)
-        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
+        episodes = episode_metrics(traj.info, traj.terminated, traj.truncated)
+        if data_axis is not None:
+            episodes = jax.lax.psum(episodes, data_axis.name)
+        metrics.update(episodes)
         new_ts = TrainState(params, opt_state, ts_.step + 1)
         return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
 
-    return Algorithm(init, update, num_updates, config.batch_size)
+    return Algorithm(init, update, num_updates, batch_size)
+
+
+def check_data_parallel(config: PPOConfig, num_devices: int) -> None:
+    """A data-parallel agent needs an equal share of environments and of every minibatch per
+    device, and observation/reward normalisers that would stay per-device are not supported."""
+    require(config.num_envs % num_devices == 0,
+            f"data parallelism over {num_devices} devices needs num_envs divisible by "
+            f"{num_devices}, got num_envs={config.num_envs}; set num_envs to a multiple")
+    require(config.minibatch_size % num_devices == 0,
+            f"data parallelism over {num_devices} devices needs the minibatch size "
+            f"({config.minibatch_size}) divisible by {num_devices}; change num_minibatches")
+    require(not (config.normalize_observations or config.normalize_rewards),
+            "data parallelism does not support normalize_observations/normalize_rewards (their "
+            "running statistics would differ per device); turn them off or run without it")
 
 
 def make_train(env: Any, config: PPOConfig) -> Callable[[jax.Array, Any], TrainResult]:

@@ -1,0 +1,455 @@
+"""Hyperparameter sweeps as one compiled program, for the command line and for notebooks.
+
+Every grid point (or random sample) x seed is one *member* of a single vmapped program: the traced
+float hyperparameters of the algorithm (its hparams NamedTuple) become a `[M]` input, so the whole
+sweep compiles once. Static fields shape the program and cannot differ between members; asking to
+sweep one is refused with what to do instead.
+
+Python API (no files written)::
+
+    from rl_cli.sweep import sweep
+    res = sweep("ppo", "gymnax/CartPole-v1", grid={"lr": [1e-4, 3e-4], "ent_coef": [0, 0.01]},
+                num_seeds=8, total_timesteps=100_000)
+    res.ranking[0]          # the best grid point: mean final return and its 95% CI
+    res.final_returns       # [M] per member, members ordered point-major, seed-minor
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import itertools
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from rl_algos.common.config import field_types
+from rl_cli.errors import UserError
+from rl_cli.stats import final_returns, mean_ci95
+
+DISTRIBUTIONS = ("uniform", "loguniform")
+
+
+class Sample(NamedTuple):
+    """A random-search range: `uniform` or `loguniform` over [low, high]."""
+
+    dist: str
+    low: float
+    high: float
+
+
+class Member(NamedTuple):
+    position: int  # on the member axis
+    point: int  # index of its hyperparameter point
+    seed: int
+    name: str  # also its TensorBoard run directory
+
+
+class RankRow(NamedTuple):
+    rank: int  # 1 = best mean final return
+    point: int
+    hparams: dict[str, float]  # the swept values of this point
+    mean: float  # mean final return over the point's seeds (NaN if none finished an episode)
+    ci95: float  # half-width of the 95% confidence interval of that mean
+    num_seeds: int
+
+
+class SweepResult(NamedTuple):
+    points: list[dict[str, float]]  # every hyperparameter of each point
+    swept: list[str]  # the names that vary
+    members: list[Member]
+    final_returns: np.ndarray  # [M]
+    ranking: list[RankRow]
+    metrics: dict[str, np.ndarray]  # [M, num_updates]
+    state: Any  # final carry, leading [M]
+    compile_seconds: float
+    run_seconds: float
+    steps_per_member: int
+
+
+# --------------------------------------------------------------------------- parsing (CLI text)
+
+
+def _float(key: str, raw: str, what: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UserError(f"{what} {key}: '{raw}' is not a number") from None
+    if not math.isfinite(value):
+        raise UserError(f"{what} {key}: '{raw}' is not a finite number")
+    return value
+
+
+def parse_grid(items: Sequence[str]) -> dict[str, list[float]]:
+    """`("lr=1e-4,3e-4", "ent_coef=0,0.01")` -> `{"lr": [1e-4, 3e-4], "ent_coef": [0.0, 0.01]}`."""
+    out: dict[str, list[float]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not raw.strip():
+            raise UserError(f"--grid expects key=v1,v2,..., got '{item}'")
+        if key in out:
+            raise UserError(f"--grid {key} is given twice; list all its values in one --grid")
+        out[key] = [_float(key, v.strip(), "--grid") for v in raw.split(",") if v.strip()]
+        if len(set(out[key])) != len(out[key]):
+            raise UserError(f"--grid {key} lists a value twice: {raw}")
+    return out
+
+
+def parse_sample(items: Sequence[str]) -> dict[str, Sample]:
+    """`("lr=loguniform:1e-5:1e-2",)` -> `{"lr": Sample("loguniform", 1e-5, 1e-2)}`."""
+    out: dict[str, Sample] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        parts = raw.split(":")
+        if not sep or not key or len(parts) != 3:
+            raise UserError(f"--sample expects key=DIST:LOW:HIGH with DIST one of "
+                            f"{'/'.join(DISTRIBUTIONS)}, got '{item}'")
+        if key in out:
+            raise UserError(f"--sample {key} is given twice")
+        out[key] = Sample(parts[0].strip(), _float(key, parts[1], "--sample"),
+                          _float(key, parts[2], "--sample"))
+    return out
+
+
+# --------------------------------------------------------------------------- validation, points
+
+
+def check_sweep_keys(spec: Any, keys: Sequence[str]) -> None:
+    """Only traced hyperparameters can vary inside one program; a static field is refused with
+    the reason and the alternative."""
+    static, traced = field_types(spec.config_cls), field_types(spec.hparams_cls)
+    for key in keys:
+        if key in traced:
+            continue
+        if key in static:
+            raise UserError(
+                f"cannot sweep '{key}': it is a static field of {spec.name} that shapes the "
+                f"compiled program, so members of one program cannot differ in it; sweep only "
+                f"traced hyperparameters ({', '.join(traced)}) and run a separate "
+                f"`rl run --set {key}=...` for each value of {key}")
+        close = difflib.get_close_matches(key, [*traced, *static], n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise UserError(f"cannot sweep '{key}': {spec.name} has no such hyperparameter.{hint} "
+                        f"Sweepable: {', '.join(traced)}.")
+
+
+def sweep_points(base: Any, grid: dict[str, list[float]], sample: dict[str, Sample],
+                 num_samples: int, seed: int) -> list[Any]:
+    """Hyperparameter points: the grid's cartesian product (keys in the given order, the last
+    varying fastest) for each of `num_samples` random draws of the sampled keys (drawn once, from
+    `seed`, so the same command gives the same points). Each point is `base` with those fields
+    replaced and is validated."""
+    for key, s in sample.items():
+        if s.dist not in DISTRIBUTIONS:
+            raise UserError(f"--sample {key}: unknown distribution '{s.dist}'; "
+                            f"use one of {', '.join(DISTRIBUTIONS)}")
+        if not s.low < s.high:
+            raise UserError(f"--sample {key}: LOW must be below HIGH, got {s.low}:{s.high}")
+        if s.dist == "loguniform" and s.low <= 0:
+            raise UserError(f"--sample {key}: loguniform needs LOW > 0, got {s.low}")
+    both = set(grid) & set(sample)
+    if both:
+        raise UserError(f"'{sorted(both)[0]}' is both in --grid and --sample; pick one")
+    rng = np.random.default_rng(seed)
+    draws: list[dict[str, float]] = []
+    for _ in range(num_samples if sample else 1):
+        d = {}
+        for key, s in sample.items():
+            if s.dist == "uniform":
+                d[key] = float(rng.uniform(s.low, s.high))
+            else:
+                d[key] = float(np.exp(rng.uniform(np.log(s.low), np.log(s.high))))
+        draws.append(d)
+    points = []
+    for combo in itertools.product(*grid.values()):
+        for d in draws:
+            hp = base._replace(**dict(zip(grid, combo, strict=True)), **d)
+            try:
+                hp.validate()
+            except ValueError as e:
+                raise UserError(f"sweep point {dict(zip(grid, combo, strict=True)) | d}: {e}") \
+                    from None
+            points.append(hp)
+    return points
+
+
+def members_of(num_points: int, seeds: Sequence[int]) -> list[Member]:
+    """Point-major, seed-minor: member `p * S + s` is point p with seed `seeds[s]`."""
+    return [Member(p * len(seeds) + i, p, s, f"p{p:03d}-seed{s}")
+            for p in range(num_points) for i, s in enumerate(seeds)]
+
+
+def rank_points(points: list[dict[str, float]], swept: list[str], members: list[Member],
+                finals: np.ndarray) -> list[RankRow]:
+    """Mean final return with its 95% CI per point, best first (points with no finished episode
+    last)."""
+    rows = []
+    for p, hp in enumerate(points):
+        values = np.array([finals[m.position] for m in members if m.point == p])
+        mean, ci = mean_ci95(values)
+        rows.append((p, {k: hp[k] for k in swept}, mean, ci, len(values)))
+    rows.sort(key=lambda r: (not math.isfinite(r[2]), -r[2] if math.isfinite(r[2]) else 0.0))
+    return [RankRow(i + 1, *r) for i, r in enumerate(rows)]
+
+
+# --------------------------------------------------------------------------- planning and running
+
+
+@dataclass
+class SweepRequest:
+    algo: str
+    env: str
+    grid: dict[str, list[float]] = field(default_factory=dict)
+    sample: dict[str, Sample] = field(default_factory=dict)
+    num_samples: int = 1
+    num_seeds: int = 1
+    seed: int = 0
+    total_timesteps: int | None = None
+    sets: dict[str, str] = field(default_factory=dict)
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    preset: str | None = None
+    devices: int | None = None
+    log_every: int | None = None
+
+
+@dataclass
+class SweepPlan:
+    """Everything validated and built: nothing compiled, nothing written."""
+
+    req: SweepRequest
+    prepared: Any  # runner.Prepared
+    points: list[Any]  # hparams NamedTuples
+    swept: list[str]
+    members: list[Member]
+    mesh: Any
+
+
+def plan_sweep(req: SweepRequest) -> SweepPlan:
+    from rl_cli.runner import RunRequest, member_mesh_for, prepare
+
+    if req.num_seeds < 1:
+        raise UserError(f"--num-seeds must be >= 1, got {req.num_seeds}")
+    if req.num_samples < 1:
+        raise UserError(f"--num-samples must be >= 1, got {req.num_samples}")
+    if req.num_samples > 1 and not req.sample:
+        raise UserError("--num-samples needs at least one --sample key=DIST:LOW:HIGH to draw")
+    if not req.grid and not req.sample:
+        raise UserError("nothing to sweep: give --grid key=v1,v2,... and/or "
+                        "--sample key=DIST:LOW:HIGH (or use `rl run --num-seeds` for seeds only)")
+    prepared = prepare(RunRequest(
+        algo=req.algo, env=req.env, num_seeds=req.num_seeds, seed=req.seed,
+        total_timesteps=req.total_timesteps, sets=req.sets, env_kwargs=req.env_kwargs,
+        preset=req.preset, log_every=req.log_every, devices=req.devices))
+    swept = [*req.grid, *req.sample]
+    check_sweep_keys(prepared.spec, swept)
+    overlap = [k for k in swept if k in req.sets]
+    if overlap:
+        raise UserError(f"'{overlap[0]}' is both swept and fixed with --set; drop one of them")
+    for key, values in req.grid.items():
+        if not values:
+            raise UserError(f"--grid {key} has no values")
+    points = sweep_points(prepared.hparams, req.grid, req.sample, req.num_samples, req.seed)
+    seeds = [req.seed + i for i in range(req.num_seeds)]
+    members = members_of(len(points), seeds)
+    return SweepPlan(req, prepared, points, swept, members, member_mesh_for(req.devices))
+
+
+def member_inputs(plan: SweepPlan) -> tuple[Any, Any]:
+    """`keys[M, 2]` (member seed) and hparams NamedTuple of `[M]` float32 arrays."""
+    import jax
+    import jax.numpy as jnp
+
+    keys = jnp.stack([jax.random.PRNGKey(m.seed) for m in plan.members])
+    cls = type(plan.points[0])
+    columns = {f: np.array([getattr(plan.points[m.point], f) for m in plan.members], np.float32)
+               for f in cls._fields}
+    return keys, cls(**{f: jnp.asarray(v) for f, v in columns.items()})
+
+
+def run_sweep(plan: SweepPlan, on_compiled: Callable[[Any], None] | None = None,
+              on_chunk: Callable[[Any], None] | None = None) -> SweepResult:
+    """Compiles the sweep once and runs it; `on_chunk` sees each chunk's `[M, L]` metrics."""
+    import jax
+
+    from rl_core import chunk_length, compile_members, run_members
+
+    algo = plan.prepared.algorithm
+    keys, hp = member_inputs(plan)
+    chunk_len = plan.req.log_every or chunk_length(algo.num_updates)
+    compiled = compile_members(algo, keys, hp, chunk_len, mesh=plan.mesh)
+    if on_compiled is not None:
+        on_compiled(compiled)
+    t0 = time.perf_counter()
+    result = run_members(compiled, keys, hp, on_chunk)
+    jax.block_until_ready(result.state)
+    run_seconds = time.perf_counter() - t0
+    finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
+                           np.asarray(result.metrics["episode_count"]))
+    points = [{k: float(v) for k, v in p._asdict().items()} for p in plan.points]
+    return SweepResult(
+        points, plan.swept, plan.members, finals,
+        rank_points(points, plan.swept, plan.members, finals),
+        result.metrics, result.state, compiled.compile_seconds, run_seconds,
+        algo.num_updates * algo.steps_per_update,
+    )
+
+
+def sweep(
+    algo: str = "ppo",
+    env: str = "gymnax/CartPole-v1",
+    *,
+    grid: dict[str, Sequence[float]] | None = None,
+    sample: dict[str, tuple[str, float, float]] | None = None,
+    num_samples: int = 1,
+    num_seeds: int = 1,
+    seed: int = 0,
+    total_timesteps: int | None = None,
+    sets: dict[str, Any] | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    preset: str | None = None,
+    devices: int | None = None,
+    log_every: int | None = None,
+) -> SweepResult:
+    """The notebook API of `rl sweep`: the same members, one compiled program, no files.
+    `grid={"lr": [1e-4, 3e-4]}`, `sample={"lr": ("loguniform", 1e-5, 1e-2)}`, `sets` fixes
+    other fields (`{"num_envs": 8}`). Bad input raises `UserError` / `ConfigError`."""
+    req = SweepRequest(
+        algo=algo, env=env,
+        grid={k: [float(v) for v in vs] for k, vs in (grid or {}).items()},
+        sample={k: Sample(*v) for k, v in (sample or {}).items()},
+        num_samples=num_samples, num_seeds=num_seeds, seed=seed,
+        total_timesteps=total_timesteps, sets={k: str(v) for k, v in (sets or {}).items()},
+        env_kwargs=dict(env_kwargs or {}), preset=preset, devices=devices, log_every=log_every)
+    return run_sweep(plan_sweep(req))
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_csv(path: Path, result: SweepResult) -> None:
+    """One row per member: its point, seed, every hyperparameter, final return, and its point's
+    mean and CI (so a spreadsheet can sort by either)."""
+    by_point = {r.point: r for r in result.ranking}
+    names = list(result.points[0]) if result.points else []
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["member", "point", "seed", *names, "final_return", "point_rank",
+                    "point_mean_final_return", "point_ci95"])
+        for m in result.members:
+            r = by_point[m.point]
+            w.writerow([m.name, m.point, m.seed, *(repr(result.points[m.point][k]) for k in names),
+                        _num(result.final_returns[m.position]), r.rank, _num(r.mean), _num(r.ci95)])
+
+
+def _num(x: float) -> str:
+    return repr(float(x)) if math.isfinite(float(x)) else ""
+
+
+def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
+                  watchdog_seconds: float = 600.0, progress: bool = True,
+                  console: Any = None) -> dict[str, Any]:
+    """`rl sweep`: validate everything, then (process 0 only) write config.json, TensorBoard runs
+    (one per member, tagged with its hyperparameters), metrics.jsonl, sweep.csv, summary.json
+    and print the ranking. Returns the summary."""
+    import json
+    import sys
+    from datetime import datetime
+
+    import jax
+    from rich.console import Console
+
+    from rl_cli.overrides import as_jsonable
+    from rl_cli.reporting import ProgressView, SweepLogger, ranking_table, summarise_chunk
+    from rl_cli.watchdog import Watchdog
+    from rl_core import is_main_process
+
+    plan = plan_sweep(req)  # every user mistake surfaces here, before any file or compile
+    main = is_main_process()
+    console = console or Console(quiet=not main)
+    algo = plan.prepared.algorithm
+    total_steps = algo.num_updates * algo.steps_per_update
+    n = len(plan.members)
+    run_dir = None
+    if main:
+        name = run_name or (f"sweep-{req.algo}-{req.env.replace('/', '_')}-"
+                            f"{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+        run_dir, i = logdir / name, 1
+        while run_dir.exists():
+            i += 1
+            run_dir = logdir / f"{name}-{i}"
+        run_dir.mkdir(parents=True)
+        record = {
+            "algo": req.algo, "env": req.env, "env_kwargs": req.env_kwargs,
+            "preset": plan.prepared.preset, "grid": req.grid,
+            "sample": {k: s._asdict() for k, s in req.sample.items()},
+            "num_samples": req.num_samples, "num_seeds": req.num_seeds, "seed": req.seed,
+            "num_points": len(plan.points), "num_members": n,
+            "config": as_jsonable(plan.prepared.config),
+            "points": [as_jsonable(p) for p in plan.points],
+            "num_updates": algo.num_updates, "steps_per_update": algo.steps_per_update,
+            "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
+            "process_count": jax.process_count(),
+            "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
+            "command": sys.argv,
+        }
+        (run_dir / "config.json").write_text(json.dumps(record, indent=2))
+    mesh_note = "1 device" if plan.mesh is None else \
+        f"members sharded over {plan.mesh.devices.size} devices"
+    console.print(f"[bold]sweep[/] {req.algo} on [bold]{req.env}[/] · {len(plan.points)} "
+                  f"point(s) x {req.num_seeds} seed(s) = {n} members in one program · "
+                  f"{total_steps:,} steps each · {mesh_note} · run dir {run_dir}")
+    logger = None
+    if run_dir is not None:
+        hp_rows = [{k: float(v) for k, v in plan.points[m.point]._asdict().items()}
+                   for m in plan.members]
+        logger = SweepLogger(run_dir, plan.members, hp_rows, algo.steps_per_update)
+    with Watchdog(watchdog_seconds) as dog:
+        dog.beat("compiling the sweep program")
+        with ProgressView(console, total_steps, n, progress) as view:
+            def on_compiled(compiled: Any) -> None:
+                console.print(f"compiled once in {compiled.compile_seconds:.2f} s")
+                dog.beat(f"running chunk 1/{compiled.num_chunks}")
+
+            def on_chunk(rep: Any) -> None:
+                chunk = summarise_chunk(rep.metrics)
+                if logger is not None:
+                    logger.log(rep.updates_done, rep.elapsed, chunk)
+                ret = chunk["episode_return"]
+                view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
+                            float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else math.nan)
+                dog.beat(f"running chunk {rep.chunk + 2}/{rep.num_chunks} "
+                         f"(update {rep.updates_done}/{algo.num_updates})")
+
+            result = run_sweep(plan, on_compiled, on_chunk)
+        dog.beat("saving results")
+    summary = {
+        "algo": req.algo, "env": req.env, "num_points": len(plan.points), "num_members": n,
+        "swept": plan.swept,
+        "ranking": [{"rank": r.rank, "point": r.point, "hparams": r.hparams,
+                     "final_return_mean": _json(r.mean), "final_return_ci95": _json(r.ci95),
+                     "num_seeds": r.num_seeds} for r in result.ranking],
+        "final_return_definition": "mean undiscounted return of the episodes that ended in the "
+                                   "last 5% of updates",
+        "total_timesteps": total_steps,
+        "compile_seconds": result.compile_seconds,
+        "run_seconds": result.run_seconds,
+        "steps_per_second": n * total_steps / result.run_seconds,
+        "run_dir": str(run_dir),
+    }
+    if logger is not None and run_dir is not None:
+        logger.close(result.final_returns)
+        write_csv(run_dir / "sweep.csv", result)
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    console.print(ranking_table(result, summary))
+    return summary
+
+
+def _json(x: float) -> float | None:
+    return float(x) if math.isfinite(float(x)) else None
