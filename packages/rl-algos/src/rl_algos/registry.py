@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import ppo
+from rl_algos import dpo, ppo
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
@@ -45,6 +45,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
         ppo.PPOConfig, ppo.PPOHParams, ppo.make_algorithm,
         (Discrete, MultiDiscrete, Box), ppo.PRESETS,
+    ),
+    "dpo": AlgoSpec(
+        "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
+        dpo.DPOConfig, dpo.DPOHParams, dpo.make_algorithm,
+        (Discrete, MultiDiscrete, Box), dpo.PRESETS,
     ),
 }
 
