@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, ppo
+from rl_algos import dpo, ppo, vpg
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
@@ -50,6 +50,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
         dpo.DPOConfig, dpo.DPOHParams, dpo.make_algorithm,
         (Discrete, MultiDiscrete, Box), dpo.PRESETS,
+    ),
+    "vpg": AlgoSpec(
+        "vpg", "Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",
+        vpg.VPGConfig, vpg.VPGHParams, vpg.make_algorithm,
+        (Discrete, MultiDiscrete, Box), vpg.PRESETS,
     ),
 }
 

@@ -9,11 +9,18 @@ from rl_algos.common.distributions import (
     distribution_for,
 )
 from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.networks import ACTIVATIONS, MLP, ActorCritic, orthogonal_linear
+from rl_algos.common.networks import (
+    ACTIVATIONS,
+    MLP,
+    ActorCritic,
+    actor_critic_factory,
+    orthogonal_linear,
+)
 from rl_algos.common.returns import gae
 
 __all__ = [
     "ACTIVATIONS", "MASKED_LOGIT", "MLP", "ActorCritic", "Categorical", "ConfigError",
+    "actor_critic_factory",
     "DiagGaussian", "MultiCategorical", "distribution_for", "episode_metrics", "gae",
     "hparams_as_arrays", "make_vector_env", "orthogonal_linear", "require",
 ]
