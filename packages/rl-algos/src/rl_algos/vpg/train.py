@@ -36,7 +36,7 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
         normalize_observations=config.normalize_observations,
         normalize_rewards=config.normalize_rewards,
     )
-    dist = distribution_for(env.action_space)
+    dist: Any = distribution_for(env.action_space)
     make_model = actor_critic_factory(dist, venv.observation_space.shape[0],
                                       config.hidden_sizes, config.activation)
     _, static = eqx.partition(eqx.filter_eval_shape(make_model, jax.random.PRNGKey(0)),
