@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, ppo, vpg
+from rl_algos import dpo, ppo, qlearning, vpg
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
@@ -22,6 +22,9 @@ class AlgoSpec:
     make_algorithm: Callable[[Any, Any], Algorithm]
     action_spaces: tuple[type, ...]
     presets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+    # Observation spaces the algorithm can learn from: networks need a Box (flattened to a
+    # vector), a tabular method needs Discrete states.
+    observation_spaces: tuple[type, ...] = (Box,)
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
         """The preset for an environment: continuous actions get 'continuous_control' when the
@@ -31,6 +34,15 @@ class AlgoSpec:
         return family if family in self.presets else None
 
     def check_env(self, env: Any) -> None:
+        obs = env.observation_space
+        if not isinstance(obs, self.observation_spaces):
+            names = "/".join(t.__name__ for t in self.observation_spaces)
+            hint = ("a tabular method such as 'qlearning'" if isinstance(obs, Discrete)
+                    else "an algorithm for such observations")
+            raise ConfigError(
+                f"{self.name} learns from {names} observations, but this environment observes "
+                f"{type(obs).__name__}; pick {hint} (`rl algos` lists them)."
+            )
         space = env.action_space
         if not isinstance(space, self.action_spaces):
             names = "/".join(t.__name__ for t in self.action_spaces)
@@ -55,6 +67,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "vpg", "Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",
         vpg.VPGConfig, vpg.VPGHParams, vpg.make_algorithm,
         (Discrete, MultiDiscrete, Box), vpg.PRESETS,
+    ),
+    "qlearning": AlgoSpec(
+        "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",
+        qlearning.QLearningConfig, qlearning.QLearningHParams, qlearning.make_algorithm,
+        (Discrete,), qlearning.PRESETS, observation_spaces=(Discrete,),
     ),
 }
 
