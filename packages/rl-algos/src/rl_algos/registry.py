@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, ppo, qlearning, vpg
+from rl_algos import dpo, ppo, pqn, qlearning, vpg
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
@@ -67,6 +67,10 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "vpg", "Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",
         vpg.VPGConfig, vpg.VPGHParams, vpg.make_algorithm,
         (Discrete, MultiDiscrete, Box), vpg.PRESETS,
+    ),
+    "pqn": AlgoSpec(
+        "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
+        pqn.PQNConfig, pqn.PQNHParams, pqn.make_algorithm, (Discrete,), pqn.PRESETS,
     ),
     "qlearning": AlgoSpec(
         "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",
