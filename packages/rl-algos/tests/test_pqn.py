@@ -112,7 +112,8 @@ def test_pqn_learns_cartpole() -> None:
     config = PQNConfig(total_timesteps=200_000)
     train = make_train(env, config)
     keys = jax.random.split(jax.random.PRNGKey(0), 2)
-    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (2,)), hparams_as_arrays(PQNHParams()))
+    preset = PQNHParams(**get("pqn").presets["classic_control"][1])
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (2,)), hparams_as_arrays(preset))
     m = jax.jit(jax.vmap(train))(keys, hp).metrics
     window = max(1, int(round(0.05 * m["episode_count"].shape[1])))
     final = np.asarray(m["episode_return_sum"][:, -window:].sum(1)

@@ -75,7 +75,8 @@ class PQNHParams(NamedTuple):
 
 
 PRESETS: dict[str, tuple[dict, dict]] = {
-    "classic_control": ({}, {}),
+    # CartPole & co.: rewards scaled by 0.1 (Q-values near 10, not 100), λ 0.95, ε down to 0.01.
+    "classic_control": ({}, dict(reward_scale=0.1, q_lambda=0.95, eps_finish=0.01)),
     # The paper's MinAtar setting (128 envs x 32 steps, CNN torso chosen from the image shape).
     "minatar": (
         dict(total_timesteps=5_000_000, num_envs=128, num_steps=32, num_epochs=2,

@@ -13,10 +13,10 @@ Q-learning); when several environments update the same (s, a) in one step, one o
 is applied (with a deterministic environment they are identical).
 
 Speed (every op of a step is over the `num_envs` environments at once, and agents are vmapped):
-four threefry words per agent-step are spread over the environments by an integer hash
-(`hash_words`) into the two words of the ε-greedy choice and the key of each environment's reset;
-the choice itself is fused arithmetic (no table lookup); the update is two row gathers and one
-scatter; the whole update is a `lax.scan` with nothing on the host.
+four threefry words per step of an agent (not per environment) are spread over its environments
+by an integer hash (`hash_words`) into the two words of the ε-greedy choice and the key of each
+environment's reset; the choice itself is fused arithmetic (no table lookup); the update is two
+row gathers and one scatter; the whole update is a `lax.scan` with nothing on the host.
 """
 
 from __future__ import annotations
