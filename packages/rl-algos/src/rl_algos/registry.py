@@ -34,6 +34,13 @@ class AlgoSpec:
         return family if family in self.presets else None
 
     def check_env(self, env: Any) -> None:
+        space = env.action_space
+        if not isinstance(space, self.action_spaces):
+            names = "/".join(t.__name__ for t in self.action_spaces)
+            raise ConfigError(
+                f"{self.name} supports {names} action spaces, but this environment's actions are "
+                f"{type(space).__name__}; pick another algorithm (`rl algos` lists them)."
+            )
         obs = env.observation_space
         if not isinstance(obs, self.observation_spaces):
             names = "/".join(t.__name__ for t in self.observation_spaces)
@@ -42,13 +49,6 @@ class AlgoSpec:
             raise ConfigError(
                 f"{self.name} learns from {names} observations, but this environment observes "
                 f"{type(obs).__name__}; pick {hint} (`rl algos` lists them)."
-            )
-        space = env.action_space
-        if not isinstance(space, self.action_spaces):
-            names = "/".join(t.__name__ for t in self.action_spaces)
-            raise ConfigError(
-                f"{self.name} supports {names} action spaces, but this environment's actions are "
-                f"{type(space).__name__}; pick another algorithm (`rl algos` lists them)."
             )
 
 
