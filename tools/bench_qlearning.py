@@ -6,7 +6,8 @@ An agent-step is one environment transition used for one Q-learning update (an a
 program (`jit(vmap(train))`); the timed part is the compiled call until `block_until_ready`,
 repeated `--repeats` times (the best is reported, with the median beside it).
 
-    uv run python tools/bench_qlearning.py [--agents 1,30] [--num-envs 64] [--steps 2e7]
+    uv run python tools/bench_qlearning.py [--agents 1,30] [--num-envs 512,32]
+    taskset -c 0 uv run python tools/bench_qlearning.py      # pinned to one core [--steps 2e7]
 """
 
 from __future__ import annotations
@@ -56,16 +57,25 @@ def bench(num_agents: int, num_envs: int, total_per_agent: int, repeats: int) ->
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--agents", default="1,30")
-    p.add_argument("--num-envs", type=int, default=64, help="environments per agent")
+    p.add_argument("--num-envs", default="512,32",
+                   help="environments per agent, one value per entry of --agents (or one for all)"
+                        "; the defaults keep ~1k environment slots per step, which fit in cache")
     p.add_argument("--steps", type=float, default=3e7,
                    help="agent-steps per run, all agents together")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args()
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} CPU cores; "
-          f"native/GridWorld 5x5, {args.num_envs} envs per agent")
-    for n in (int(x) for x in args.agents.split(",")):
-        r = bench(n, args.num_envs, int(args.steps) // n, args.repeats)
-        print(f"{r['agents']:>3} agent(s): {r['agent_steps']:,} agent-steps in {r['best_s']:.3f} s "
+    agents = [int(x) for x in args.agents.split(",")]
+    envs = [int(x) for x in args.num_envs.split(",")]
+    envs = envs * len(agents) if len(envs) == 1 else envs
+    if len(envs) != len(agents):
+        p.error("--num-envs needs one value, or one per entry of --agents")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, {cores} usable CPU core(s) of "
+          f"{os.cpu_count()}; native/GridWorld 5x5")
+    for n, e in zip(agents, envs, strict=True):
+        r = bench(n, e, int(args.steps) // n, args.repeats)
+        print(f"{r['agents']:>3} agent(s) x {e} envs: {r['agent_steps']:,} agent-steps in "
+              f"{r['best_s']:.3f} s "
               f"(median {r['median_s']:.3f} s) -> {r['best_rate'] / 1e6:,.1f}M agent-steps/s "
               f"(median {r['median_rate'] / 1e6:,.1f}M); compile {r['compile_s']:.2f} s; "
               f"final return {r['final_return']:.2f}")

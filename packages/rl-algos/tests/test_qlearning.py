@@ -104,3 +104,22 @@ def test_thirty_agents_each_learn_the_shortest_paths() -> None:
     m = res.metrics
     np.testing.assert_allclose(m["episode_return_sum"], -m["episode_length_sum"])
     assert np.all(np.asarray(m["episode_count"][:, -1]) > 0)
+
+
+def test_vmapped_row_gather_and_scatter_equal_plain_indexing() -> None:
+    from rl_algos.qlearning.train import set_entries, take_rows
+
+    k1, k2, k3, k4 = jax.random.split(jax.random.PRNGKey(5), 4)
+    tables = jax.random.normal(k1, (3, 7, 4))  # 3 agents, 7 states, 4 actions
+    rows = jax.random.randint(k2, (3, 5), 0, 7)
+    cols = jax.random.randint(k3, (3, 5), 0, 4)
+    vals = jax.random.normal(k4, (3, 5))
+    got = jax.jit(jax.vmap(take_rows))(tables, rows)
+    np.testing.assert_array_equal(got, np.stack([tables[i][rows[i]] for i in range(3)]))
+    # Unbatched table, batched rows (and nested vmap).
+    got2 = jax.vmap(jax.vmap(take_rows, (None, 0)), (None, 0))(tables[0], rows[None])
+    np.testing.assert_array_equal(got2[0], np.stack([tables[0][rows[i]] for i in range(3)]))
+    rows_u = jnp.array([[0, 1, 2, 3, 4]] * 3)  # distinct rows: no duplicate winner to pick
+    new = jax.jit(jax.vmap(set_entries))(tables, rows_u, cols, vals)
+    want = np.stack([tables[i].at[rows_u[i], cols[i]].set(vals[i]) for i in range(3)])
+    np.testing.assert_array_equal(new, want)

@@ -16,7 +16,9 @@ Speed (every op of a step is over the `num_envs` environments at once, and agent
 four threefry words per step of an agent (not per environment) are spread over its environments
 by an integer hash (`hash_words`) into the two words of the ε-greedy choice and the key of each
 environment's reset; the choice itself is fused arithmetic (no table lookup); the update is two
-row gathers and one scatter; the whole update is a `lax.scan` with nothing on the host.
+row gathers and one scatter, which under `vmap` over agents index the agents' tables flattened
+into one (`take_rows`, `set_entries`) instead of vmap's generic batched indexing; the whole
+update is a `lax.scan` with nothing on the host.
 """
 
 from __future__ import annotations
@@ -88,17 +90,62 @@ def epsilon_greedy(q: jax.Array, bits: jax.Array, epsilon: jax.Array) -> jax.Arr
     return jnp.sum(jnp.where(chosen, jnp.arange(num_actions, dtype=jnp.int32), 0), axis=-1)
 
 
+@jax.custom_batching.custom_vmap
+def take_rows(table: jax.Array, idx: jax.Array) -> jax.Array:
+    """`table[idx]` (rows of a Q-table). Under `vmap` over agents it gathers from the agents'
+    tables flattened into one, with offset indices: a plain 1-D row gather, where vmap's generic
+    rule would build batched index arrays at every step."""
+    return table[idx]
+
+
+@take_rows.def_vmap
+def _take_rows_vmap(axis_size: int, in_batched: Any, table: jax.Array,
+                    idx: jax.Array) -> tuple[jax.Array, bool]:
+    table_b, idx_b = in_batched
+    if not table_b:
+        table = jnp.broadcast_to(table, (axis_size, *table.shape))
+    if not idx_b:
+        idx = jnp.broadcast_to(idx, (axis_size, *idx.shape))
+    n = table.shape[1]
+    offsets = (jnp.arange(axis_size, dtype=idx.dtype) * n).reshape((axis_size,)
+                                                                  + (1,) * (idx.ndim - 1))
+    return take_rows(table.reshape(axis_size * n, *table.shape[2:]), idx + offsets), True
+
+
+@jax.custom_batching.custom_vmap
+def set_entries(table: jax.Array, row: jax.Array, col: jax.Array,
+                values: jax.Array) -> jax.Array:
+    """`table.at[row, col].set(values)`; under `vmap` over agents, one scatter into the agents'
+    tables flattened into one (see `take_rows`). Duplicate (row, col) pairs: one value wins."""
+    return table.at[row, col].set(values, mode="promise_in_bounds")
+
+
+@set_entries.def_vmap
+def _set_entries_vmap(axis_size: int, in_batched: Any, table: jax.Array, row: jax.Array,
+                      col: jax.Array, values: jax.Array) -> tuple[jax.Array, bool]:
+    table_b, *rest_b = in_batched
+    if not table_b:
+        table = jnp.broadcast_to(table, (axis_size, *table.shape))
+    row, col, values = (x if b else jnp.broadcast_to(x, (axis_size, *x.shape))
+                        for x, b in zip((row, col, values), rest_b, strict=True))
+    shape = table.shape
+    offsets = (jnp.arange(axis_size, dtype=row.dtype) * shape[1]).reshape(
+        (axis_size,) + (1,) * (row.ndim - 1))
+    flat = set_entries(table.reshape(axis_size * shape[1], shape[2]), row + offsets, col, values)
+    return flat.reshape(shape), True
+
+
 def q_learning_update(q_table: jax.Array, obs: jax.Array, action: jax.Array, reward: jax.Array,
                       next_obs: jax.Array, terminated: jax.Array, hp: Any,
                       q_obs: jax.Array | None = None) -> jax.Array:
     """One synchronous Q-learning step for a batch of transitions (all `[N]`); `q_obs [N, A]`
     may pass the rows `q_table[obs]` already gathered."""
     if q_obs is None:
-        q_obs = q_table[obs]
-    bootstrap = jnp.where(terminated, 0.0, jnp.max(q_table[next_obs], axis=-1))
+        q_obs = take_rows(q_table, obs)
+    bootstrap = jnp.where(terminated, 0.0, jnp.max(take_rows(q_table, next_obs), axis=-1))
     q_sa = jnp.sum(jnp.where(jnp.arange(q_obs.shape[-1]) == action[:, None], q_obs, 0.0), -1)
     new = q_sa + hp.lr * (reward + hp.gamma * bootstrap - q_sa)
-    return q_table.at[obs, action].set(new, mode="promise_in_bounds")
+    return set_entries(q_table, obs, action, new)
 
 
 def greedy_policy(q_table: jax.Array) -> jax.Array:
@@ -151,7 +198,7 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
             k_words, k_step = jax.random.split(k)
             obs = ts.observation
             bits = hash_words(jax.random.bits(k_words, (4,), jnp.uint32), n_envs)
-            q_obs = q_table[obs]
+            q_obs = take_rows(q_table, obs)
             action = epsilon_greedy(q_obs, bits[:2], hp.epsilon)
             env_state, nts = step_all(envs.env_state, action, jax.random.split(k_step, n_envs))
             next_obs = nts.observation.astype(jnp.int32)
