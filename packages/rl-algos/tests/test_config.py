@@ -85,6 +85,7 @@ def test_registry() -> None:
 
     class Env:
         action_space = Box(-1.0, 1.0, (2,))
+        observation_space = Box(-1.0, 1.0, (3,))
 
     spec.check_env(Env())  # PPO takes Discrete, MultiDiscrete and Box actions
     assert spec.default_preset("classic_control", Box(-1.0, 1.0, (2,))) == "continuous_control"
@@ -96,3 +97,11 @@ def test_registry() -> None:
 
     with pytest.raises(ConfigError, match="ppo supports"):
         spec.check_env(WeirdEnv())
+
+    class TabularEnv:
+        action_space = Discrete(4)
+        observation_space = Discrete(25)
+
+    with pytest.raises(ConfigError, match="ppo learns from Box observations"):
+        spec.check_env(TabularEnv())
+    rl_algos.get("qlearning").check_env(TabularEnv())

@@ -45,9 +45,9 @@ def test_known_env_kwarg_is_applied() -> None:
 
 def test_list_envs() -> None:
     ids = rl_envs.list_envs()
-    assert ids == rl_envs.list_envs("gymnax")  # gymnax is the only backend
+    assert ids == rl_envs.list_envs("gymnax") + rl_envs.list_envs("native")
     assert len(ids) == len(set(ids))
-    assert all(i.startswith("gymnax/") for i in ids)
+    assert all(i.startswith(("gymnax/", "native/")) for i in ids)
     assert set(ids) <= set(rl_envs.all_ids())
     with pytest.raises(rl_envs.UnknownEnvironmentError, match="unknown backend 'nope'"):
         rl_envs.list_envs("nope")

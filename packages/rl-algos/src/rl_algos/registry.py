@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import ppo
+from rl_algos import dpo, ppo, pqn, qlearning, vpg
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
@@ -22,6 +22,9 @@ class AlgoSpec:
     make_algorithm: Callable[[Any, Any], Algorithm]
     action_spaces: tuple[type, ...]
     presets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+    # Observation spaces the algorithm can learn from: networks need a Box (flattened to a
+    # vector), a tabular method needs Discrete states.
+    observation_spaces: tuple[type, ...] = (Box,)
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
         """The preset for an environment: continuous actions get 'continuous_control' when the
@@ -38,6 +41,15 @@ class AlgoSpec:
                 f"{self.name} supports {names} action spaces, but this environment's actions are "
                 f"{type(space).__name__}; pick another algorithm (`rl algos` lists them)."
             )
+        obs = env.observation_space
+        if not isinstance(obs, self.observation_spaces):
+            names = "/".join(t.__name__ for t in self.observation_spaces)
+            hint = ("a tabular method such as 'qlearning'" if isinstance(obs, Discrete)
+                    else "an algorithm for such observations")
+            raise ConfigError(
+                f"{self.name} learns from {names} observations, but this environment observes "
+                f"{type(obs).__name__}; pick {hint} (`rl algos` lists them)."
+            )
 
 
 ALGORITHMS: dict[str, AlgoSpec] = {
@@ -45,6 +57,25 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
         ppo.PPOConfig, ppo.PPOHParams, ppo.make_algorithm,
         (Discrete, MultiDiscrete, Box), ppo.PRESETS,
+    ),
+    "dpo": AlgoSpec(
+        "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
+        dpo.DPOConfig, dpo.DPOHParams, dpo.make_algorithm,
+        (Discrete, MultiDiscrete, Box), dpo.PRESETS,
+    ),
+    "vpg": AlgoSpec(
+        "vpg", "Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",
+        vpg.VPGConfig, vpg.VPGHParams, vpg.make_algorithm,
+        (Discrete, MultiDiscrete, Box), vpg.PRESETS,
+    ),
+    "pqn": AlgoSpec(
+        "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
+        pqn.PQNConfig, pqn.PQNHParams, pqn.make_algorithm, (Discrete,), pqn.PRESETS,
+    ),
+    "qlearning": AlgoSpec(
+        "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",
+        qlearning.QLearningConfig, qlearning.QLearningHParams, qlearning.make_algorithm,
+        (Discrete,), qlearning.PRESETS, observation_spaces=(Discrete,),
     ),
 }
 

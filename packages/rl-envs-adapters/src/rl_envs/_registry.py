@@ -2,7 +2,8 @@
 
 An id is `<backend>/<name>`. The backend prefix picks the adapter module, which is imported only
 when that prefix is asked for, so a gymnax run never imports brax. Every adapter module exposes
-`ENV_NAMES` (plain data, importable without its library), `LIBRARY`, and `make(name, **kwargs)`.
+`ENV_NAMES` and `FAMILY` (plain data, importable without its library) and `make(name, **kwargs)`.
+The `native` backend holds environments written here in pure JAX (no library to install).
 """
 
 from __future__ import annotations
@@ -30,17 +31,20 @@ class MissingBackendError(EnvError):
 class Backend:
     prefix: str
     module: str  # adapter module, imported lazily
-    library: str  # the import name of the environment library
-    extra: str  # the extra of rl-envs-adapters that installs it
+    library: str | None  # the import name of the environment library (None: built in)
+    extra: str | None  # the extra of rl-envs-adapters that installs it (None: built in)
 
 
 BACKENDS: dict[str, Backend] = {
     "gymnax": Backend("gymnax", "rl_envs.gymnax_adapter", "gymnax", "gymnax"),
+    # Environments written here in pure JAX, needing no library.
+    "native": Backend("native", "rl_envs.native", None, None),
 }
 
 
 def backend_installed(prefix: str) -> bool:
-    return importlib.util.find_spec(BACKENDS[prefix].library) is not None
+    library = BACKENDS[prefix].library
+    return library is None or importlib.util.find_spec(library) is not None
 
 
 def missing_extra_message(prefix: str) -> str:

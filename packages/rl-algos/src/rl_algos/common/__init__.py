@@ -13,6 +13,7 @@ from rl_algos.common.networks import (
     ACTIVATIONS,
     MLP,
     ActorCritic,
+    actor_critic_factory,
     orthogonal_linear,
     orthogonal_weight,
 )
@@ -20,6 +21,7 @@ from rl_algos.common.returns import gae
 
 __all__ = [
     "ACTIVATIONS", "MASKED_LOGIT", "MLP", "ActorCritic", "Categorical", "ConfigError",
+    "actor_critic_factory",
     "DiagGaussian", "MultiCategorical", "distribution_for", "episode_metrics", "gae",
     "hparams_as_arrays", "make_vector_env", "orthogonal_linear", "orthogonal_weight", "require",
 ]

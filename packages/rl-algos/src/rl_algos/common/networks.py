@@ -5,6 +5,7 @@ value head 1) and an actor-critic made of two separate torsos."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import equinox as eqx
@@ -97,3 +98,11 @@ class ActorCritic(eqx.Module):
 
     def value(self, x: jax.Array) -> jax.Array:
         return self.value_head(self.critic(x))[0]
+
+
+def actor_critic_factory(dist: Any, d_obs: int, hidden: Sequence[int],
+                         activation: str) -> Callable[[jax.Array], ActorCritic]:
+    """`key -> ActorCritic` for a flat observation `[d_obs]` and an action distribution from
+    `distribution_for` (a Gaussian gets its state-independent `log_std`)."""
+    return partial(ActorCritic, d_obs=d_obs, d_out=dist.output_size, hidden=tuple(hidden),
+                   activation=activation, gaussian=type(dist).__name__ == "DiagGaussian")

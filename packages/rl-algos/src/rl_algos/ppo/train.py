@@ -25,7 +25,7 @@ import optax
 from rl_algos.common.config import require
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.networks import ActorCritic
+from rl_algos.common.networks import ActorCritic, actor_critic_factory
 from rl_algos.common.returns import gae
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import clipped_surrogate, ppo_loss
@@ -34,12 +34,9 @@ from rl_core import make_train as _make_train
 
 
 def make_model_fn(env: Any, venv: Any, config: PPOConfig) -> Callable[[jax.Array], ActorCritic]:
-    dist = distribution_for(env.action_space)
-    d_obs = venv.observation_space.shape[0]
-    gaussian = type(dist).__name__ == "DiagGaussian"
-    return partial(ActorCritic, d_obs=d_obs, d_out=dist.output_size,
-                   hidden=tuple(config.hidden_sizes), activation=config.activation,
-                   gaussian=gaussian)
+    return actor_critic_factory(distribution_for(env.action_space),
+                                venv.observation_space.shape[0], config.hidden_sizes,
+                                config.activation)
 
 
 def make_algorithm(

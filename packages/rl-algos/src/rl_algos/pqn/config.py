@@ -1,0 +1,86 @@
+"""PQN configuration: static structure, traced hyperparameters, and presets per env family."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from rl_algos.common.config import require
+
+
+@dataclass(frozen=True)
+class PQNConfig:
+    """Static fields: they shape the compiled program (changing one recompiles)."""
+
+    total_timesteps: int = 500_000
+    num_envs: int = 32
+    num_steps: int = 64  # rollout length per environment per update
+    num_epochs: int = 4
+    num_minibatches: int = 16
+    hidden_size: int = 128
+    num_layers: int = 2  # dense layers after the (optional) convolution
+    cnn_channels: int = 16  # the convolution used for image observations [H, W, C]
+    anneal_lr: bool = False
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def minibatch_size(self) -> int:
+        return self.batch_size // self.num_minibatches
+
+    @property
+    def num_updates(self) -> int:
+        return self.total_timesteps // self.batch_size
+
+    def validate(self) -> None:
+        for name in ("num_envs", "num_steps", "num_epochs", "num_minibatches", "hidden_size",
+                     "num_layers", "cnn_channels"):
+            require(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
+        require(
+            self.batch_size % self.num_minibatches == 0,
+            f"num_minibatches={self.num_minibatches} must divide the batch num_envs*num_steps="
+            f"{self.batch_size}; pick a divisor of {self.batch_size} or change num_envs/num_steps",
+        )
+        require(
+            self.total_timesteps >= self.batch_size,
+            f"total_timesteps={self.total_timesteps} is less than one batch "
+            f"(num_envs*num_steps={self.batch_size}); raise it or shrink the batch",
+        )
+
+
+class PQNHParams(NamedTuple):
+    """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
+
+    lr: float = 1e-4
+    gamma: float = 0.99
+    q_lambda: float = 0.65
+    eps_start: float = 1.0
+    eps_finish: float = 0.05
+    eps_decay: float = 0.2  # fraction of the run over which ε decays linearly
+    max_grad_norm: float = 10.0
+    reward_scale: float = 1.0
+
+    def validate(self) -> None:
+        require(self.lr > 0, f"lr must be > 0, got {self.lr}")
+        require(0 <= self.gamma <= 1, f"gamma must be in [0, 1], got {self.gamma}")
+        require(0 <= self.q_lambda <= 1, f"q_lambda must be in [0, 1], got {self.q_lambda}")
+        for name in ("eps_start", "eps_finish"):
+            v = getattr(self, name)
+            require(0 <= v <= 1, f"{name} must be in [0, 1], got {v}")
+        require(0 < self.eps_decay <= 1, f"eps_decay must be in (0, 1], got {self.eps_decay}")
+        require(self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}")
+        require(self.reward_scale > 0, f"reward_scale must be > 0, got {self.reward_scale}")
+
+
+PRESETS: dict[str, tuple[dict, dict]] = {
+    # CartPole & co.: rewards scaled by 0.1 (Q-values near 10, not 100), λ 0.95, ε down to 0.01.
+    "classic_control": ({}, dict(reward_scale=0.1, q_lambda=0.95, eps_finish=0.01)),
+    # The paper's MinAtar setting (128 envs x 32 steps, CNN torso chosen from the image shape).
+    "minatar": (
+        dict(total_timesteps=5_000_000, num_envs=128, num_steps=32, num_epochs=2,
+             num_minibatches=32, anneal_lr=True),
+        dict(lr=1e-4, eps_decay=0.1, q_lambda=0.65),
+    ),
+}

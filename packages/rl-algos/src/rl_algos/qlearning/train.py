@@ -1,0 +1,247 @@
+"""Tabular Q-learning's training program.
+
+Each agent owns a table `Q [num_states, num_actions]` (float32) and steps `num_envs` environments
+in lockstep. Every step, for each environment:
+
+    a  = ε-greedy(Q[s]), ties among maximal Q[s, ·] broken uniformly at random
+    s', r, terminated, truncated = env.step(s, a)            (s' the true next state)
+    Q[s, a] ← Q[s, a] + α (r + γ (1 − terminated) max_b Q[s', b] − Q[s, a])
+
+A truncated episode bootstraps from its true last state; a terminated one does not. All the
+environments' updates of one step are applied at once from the same table (synchronous batched
+Q-learning); when several environments update the same (s, a) in one step, one of their updates
+is applied (with a deterministic environment they are identical).
+
+Speed (every op of a step is over the `num_envs` environments at once, and agents are vmapped):
+four threefry words per step of an agent (not per environment) are spread over its environments
+by an integer hash (`hash_words`) into the two words of the ε-greedy choice and the key of each
+environment's reset; the choice itself is fused arithmetic (no table lookup); the update is two
+row gathers and one scatter, which under `vmap` over agents index the agents' tables flattened
+into one (`take_rows`, `set_entries`) instead of vmap's generic batched indexing; the whole
+update is a `lax.scan` with nothing on the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rl_algos.common.config import ConfigError
+from rl_algos.qlearning.config import QLearningConfig
+from rl_core import Algorithm, Discrete, RunnerState, TrainResult, TrainState
+from rl_core import make_train as _make_train
+
+
+def _check_spaces(env: Any) -> tuple[int, int]:
+    obs, act = env.observation_space, env.action_space
+    if not isinstance(obs, Discrete):
+        raise ConfigError(
+            f"qlearning is tabular: it needs a Discrete observation space (a state index), but "
+            f"this environment observes {type(obs).__name__}{getattr(obs, 'shape', '')}; use it "
+            "on an environment with discrete states such as 'native/GridWorld', or pick a deep "
+            "algorithm (`rl algos` lists them)."
+        )
+    if not isinstance(act, Discrete):
+        raise ConfigError(
+            f"qlearning needs a Discrete action space, but this environment's actions are "
+            f"{type(act).__name__}; pick another algorithm (`rl algos` lists them)."
+        )
+    return obs.n, act.n
+
+
+_GOLDEN = np.uint32(0x9E3779B9)
+
+
+def hash_words(base: jax.Array, n: int) -> jax.Array:
+    """`[len(base), n]` uint32 random words from a few threefry words `base`: word `w` of item
+    `i` is lowbias32(base[w] + i·φ) (a Weyl sequence through Wellons's "lowbias32" integer hash,
+    full avalanche, 7 integer ops per word instead of ~60 for a threefry word). The base words
+    are fresh from `jax.random` at every step, so the stream is as reproducible and as
+    independent across agents as the keys it comes from."""
+    x = base[:, None] + jnp.arange(n, dtype=jnp.uint32)[None, :] * _GOLDEN
+    x = x ^ (x >> 16)
+    x = x * np.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * np.uint32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def epsilon_greedy(q: jax.Array, bits: jax.Array, epsilon: jax.Array) -> jax.Array:
+    """Actions `[N]` int32 for Q-values `q [N, A]` from two random words per row `bits [2, N]`
+    uint32: with probability ε a uniformly random action, otherwise a maximal action chosen
+    uniformly among ties. Both are picked by arithmetic that XLA fuses (no table lookup): the
+    k-th legal choice with k = word mod count (bias below count / 2^32, under 1e-8).
+
+    The ε test uses the top 24 bits of word 0: explore iff u < ε·2^24 (ε = 1 always explores,
+    ε = 0 never); word 1 picks the action in either case."""
+    num_actions = q.shape[-1]
+    explore = (bits[0] >> 8).astype(jnp.int32) < (epsilon * 16777216.0).astype(jnp.int32)
+    is_max = q == jnp.max(q, axis=-1, keepdims=True)  # [N, A]
+    # Explore: every action is a candidate; exploit: the maximal ones.
+    cand = jnp.logical_or(is_max, explore[:, None])
+    rank = jnp.cumsum(cand.astype(jnp.uint32), axis=-1)  # [N, A], rank of each candidate
+    count = rank[:, -1]
+    k = bits[1] % count + 1  # the k-th candidate, uniform over the candidates
+    chosen = jnp.logical_and(cand, rank == k[:, None])
+    return jnp.sum(jnp.where(chosen, jnp.arange(num_actions, dtype=jnp.int32), 0), axis=-1)
+
+
+@jax.custom_batching.custom_vmap
+def take_rows(table: jax.Array, idx: jax.Array) -> jax.Array:
+    """`table[idx]` (rows of a Q-table). Under `vmap` over agents it gathers from the agents'
+    tables flattened into one, with offset indices: a plain 1-D row gather, where vmap's generic
+    rule would build batched index arrays at every step."""
+    return table[idx]
+
+
+@take_rows.def_vmap
+def _take_rows_vmap(axis_size: int, in_batched: Any, table: jax.Array,
+                    idx: jax.Array) -> tuple[jax.Array, bool]:
+    table_b, idx_b = in_batched
+    if not table_b:
+        table = jnp.broadcast_to(table, (axis_size, *table.shape))
+    if not idx_b:
+        idx = jnp.broadcast_to(idx, (axis_size, *idx.shape))
+    n = table.shape[1]
+    offsets = (jnp.arange(axis_size, dtype=idx.dtype) * n).reshape((axis_size,)
+                                                                  + (1,) * (idx.ndim - 1))
+    return take_rows(table.reshape(axis_size * n, *table.shape[2:]), idx + offsets), True
+
+
+@jax.custom_batching.custom_vmap
+def set_entries(table: jax.Array, row: jax.Array, col: jax.Array,
+                values: jax.Array) -> jax.Array:
+    """`table.at[row, col].set(values)`; under `vmap` over agents, one scatter into the agents'
+    tables flattened into one (see `take_rows`). Duplicate (row, col) pairs: one value wins."""
+    return table.at[row, col].set(values, mode="promise_in_bounds")
+
+
+@set_entries.def_vmap
+def _set_entries_vmap(axis_size: int, in_batched: Any, table: jax.Array, row: jax.Array,
+                      col: jax.Array, values: jax.Array) -> tuple[jax.Array, bool]:
+    table_b, *rest_b = in_batched
+    if not table_b:
+        table = jnp.broadcast_to(table, (axis_size, *table.shape))
+    row, col, values = (x if b else jnp.broadcast_to(x, (axis_size, *x.shape))
+                        for x, b in zip((row, col, values), rest_b, strict=True))
+    shape = table.shape
+    offsets = (jnp.arange(axis_size, dtype=row.dtype) * shape[1]).reshape(
+        (axis_size,) + (1,) * (row.ndim - 1))
+    flat = set_entries(table.reshape(axis_size * shape[1], shape[2]), row + offsets, col, values)
+    return flat.reshape(shape), True
+
+
+def q_learning_update(q_table: jax.Array, obs: jax.Array, action: jax.Array, reward: jax.Array,
+                      next_obs: jax.Array, terminated: jax.Array, hp: Any,
+                      q_obs: jax.Array | None = None) -> jax.Array:
+    """One synchronous Q-learning step for a batch of transitions (all `[N]`); `q_obs [N, A]`
+    may pass the rows `q_table[obs]` already gathered."""
+    if q_obs is None:
+        q_obs = take_rows(q_table, obs)
+    bootstrap = jnp.where(terminated, 0.0, jnp.max(take_rows(q_table, next_obs), axis=-1))
+    q_sa = jnp.sum(jnp.where(jnp.arange(q_obs.shape[-1]) == action[:, None], q_obs, 0.0), -1)
+    new = q_sa + hp.lr * (reward + hp.gamma * bootstrap - q_sa)
+    return set_entries(q_table, obs, action, new)
+
+
+def greedy_policy(q_table: jax.Array) -> jax.Array:
+    """The greedy action of every state `[num_states]` (lowest index among ties)."""
+    return jnp.argmax(q_table, axis=-1).astype(jnp.int32)
+
+
+class QLearningEnvState(NamedTuple):
+    """The batched environments of one agent, reset inline (see `make_algorithm`)."""
+
+    env_state: Any  # the port's state, leading [num_envs]
+    episode_return: jax.Array  # float32 [num_envs], running undiscounted return
+    episode_length: jax.Array  # int32 [num_envs]
+
+
+def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
+    """Tabular Q-learning on `env` (Discrete observations and actions); one member = one agent.
+
+    The agent steps `num_envs` copies of `env` through the port (`env.reset`/`env.step` under
+    `vmap`) and starts a new episode inline when one ends, with the semantics of rl-core's
+    `AutoReset` + `EpisodeStatistics` (the update bootstraps from the true next state; the next
+    action is chosen in the reset state) but without their per-step key splitting: each step
+    draws a few threefry words, spread over the environments by `hash_words`, for the agent's
+    ε-greedy choice and for the keys of the environments' resets; the environments' step keys
+    come from a key split (unused, and so compiled away, when the environment is
+    deterministic).
+    """
+    config.validate()
+    num_states, num_actions = _check_spaces(env)
+    _, ts_shape = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+    if "action_mask" in ts_shape.info:
+        raise ConfigError("qlearning does not handle legal-action masks (info['action_mask']); "
+                          "pick an algorithm that does (`rl algos` lists them).")
+    n_envs = config.num_envs
+    reset_all = jax.vmap(env.reset)
+    step_all = jax.vmap(env.step)
+
+    def init(key: jax.Array, hp: Any) -> RunnerState:
+        k_env, k_run = jax.random.split(key)
+        q_table = jnp.full((num_states, num_actions), hp.q_init, jnp.float32)
+        env_state, ts = reset_all(jax.random.split(k_env, n_envs))
+        envs = QLearningEnvState(env_state, jnp.zeros((n_envs,), jnp.float32),
+                                 jnp.zeros((n_envs,), jnp.int32))
+        ts = ts._replace(observation=ts.observation.astype(jnp.int32), info={})
+        return RunnerState(TrainState(q_table, None, jnp.zeros((), jnp.int32)), envs, ts, k_run)
+
+    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
+        def step(c, k):
+            q_table, envs, ts, sums = c
+            k_words, k_step = jax.random.split(k)
+            obs = ts.observation
+            bits = hash_words(jax.random.bits(k_words, (4,), jnp.uint32), n_envs)
+            q_obs = take_rows(q_table, obs)
+            action = epsilon_greedy(q_obs, bits[:2], hp.epsilon)
+            env_state, nts = step_all(envs.env_state, action, jax.random.split(k_step, n_envs))
+            next_obs = nts.observation.astype(jnp.int32)
+            q_table = q_learning_update(q_table, obs, action, nts.reward, next_obs,
+                                        nts.terminated, hp, q_obs)
+            ret = envs.episode_return + nts.reward
+            length = envs.episode_length + 1
+            done = jnp.logical_or(nts.terminated, nts.truncated)
+            sums = {
+                "episode_return_sum": sums["episode_return_sum"] + jnp.sum(
+                    jnp.where(done, ret, 0.0)),
+                "episode_length_sum": sums["episode_length_sum"] + jnp.sum(
+                    jnp.where(done, length, 0)).astype(jnp.float32),
+                "episode_count": sums["episode_count"] + jnp.sum(done).astype(jnp.float32),
+            }
+            reset_keys = jax.random.wrap_key_data(bits[2:].T, impl="threefry2x32")
+            reset_state, rts = reset_all(reset_keys)
+            envs = QLearningEnvState(
+                jax.tree.map(lambda r, s: jnp.where(
+                    done.reshape(done.shape + (1,) * (s.ndim - 1)), r, s), reset_state,
+                    env_state),
+                jnp.where(done, 0.0, ret),
+                jnp.where(done, 0, length),
+            )
+            # As AutoReset: the flags describe the step taken, the observation is the new
+            # episode's first one where an episode ended.
+            ts = nts._replace(observation=jnp.where(done, rts.observation.astype(jnp.int32),
+                                                    next_obs), info={})
+            return (q_table, envs, ts, sums), None
+
+        key, k_steps = jax.random.split(carry.key)
+        sums0 = {k: jnp.zeros((), jnp.float32)
+                 for k in ("episode_return_sum", "episode_length_sum", "episode_count")}
+        (q_table, envs, ts, metrics), _ = jax.lax.scan(
+            step, (carry.train_state.params, carry.env_state, carry.timestep, sums0),
+            jax.random.split(k_steps, config.num_steps), unroll=4)
+        metrics = {**metrics, "q/mean": jnp.mean(q_table)}
+        new_ts = TrainState(q_table, None, carry.train_state.step + 1)
+        return RunnerState(new_ts, envs, ts, key, carry.extras), metrics
+
+    return Algorithm(init, update, config.num_updates, config.batch_size)
+
+
+def make_train(env: Any, config: QLearningConfig) -> Callable[[jax.Array, Any], TrainResult]:
+    """`train(key, hparams) -> TrainResult`, pure: `jax.jit(jax.vmap(train))` trains many agents."""
+    return _make_train(make_algorithm(env, config))

@@ -1,0 +1,138 @@
+"""VPG's training program: `make_algorithm(env, config)` gives the `Algorithm` (init + one update).
+
+One update = a rollout of `num_steps` on `num_envs` environments; GAE over it (bootstrapping on
+truncation, not on termination); *one* Adam step of the policy on the whole batch; then
+`num_value_epochs` × `num_value_minibatches` Adam steps of value regression. Actor and critic are
+separate networks with separate optimisers (each optimiser sees zero gradients for the other's
+parameters, so Adam leaves those exactly unchanged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optax
+
+from rl_algos.common.distributions import distribution_for
+from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.networks import actor_critic_factory
+from rl_algos.common.returns import gae
+from rl_algos.vpg.config import VPGConfig
+from rl_algos.vpg.losses import policy_gradient_loss, value_regression_loss
+from rl_core import Algorithm, RunnerState, TrainResult, TrainState, rollout
+from rl_core import make_train as _make_train
+
+
+def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
+    """VPG on `env` (one unbatched environment implementing the port)."""
+    config.validate()
+    venv = make_vector_env(
+        env, config.num_envs,
+        normalize_observations=config.normalize_observations,
+        normalize_rewards=config.normalize_rewards,
+    )
+    dist: Any = distribution_for(env.action_space)
+    make_model = actor_critic_factory(dist, venv.observation_space.shape[0],
+                                      config.hidden_sizes, config.activation)
+    _, static = eqx.partition(eqx.filter_eval_shape(make_model, jax.random.PRNGKey(0)),
+                              eqx.is_array)
+    n_mb, n_ep, mb_size = (config.num_value_minibatches, config.num_value_epochs,
+                           config.value_minibatch_size)
+
+    def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
+        def make(lr: Any) -> optax.GradientTransformation:
+            return optax.flatten(optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
+                                             optax.adam(lr, eps=1e-5)))
+        return make(hp.pi_lr), make(hp.vf_lr)
+
+    def init(key: jax.Array, hp: Any) -> RunnerState:
+        k_model, k_env, k_run = jax.random.split(key, 3)
+        params = eqx.filter(make_model(k_model), eqx.is_array)
+        env_state, ts = venv.reset(k_env)
+        pi_tx, vf_tx = optimizers(hp)
+        opt_state = (pi_tx.init(params), vf_tx.init(params))
+        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
+                           ts, k_run)
+
+    def act(params: Any, ts: Any, key: jax.Array):
+        model = eqx.combine(params, static)
+        mask = ts.info.get("action_mask")
+        out, value = jax.vmap(model)(ts.observation)
+        p = dist.params(out, mask)
+        action = dist.sample(key, p)
+        extras = {"value": value}
+        if mask is not None:
+            extras["action_mask"] = mask
+        return action, extras
+
+    def pi_loss(params: Any, batch: Any, hp: Any):
+        model = eqx.combine(params, static)
+        out = jax.vmap(lambda x: model.policy_head(model.actor(x)))(batch["obs"])
+        if model.log_std is not None:
+            out = (out, model.log_std)
+        p = dist.params(out, batch.get("action_mask"))
+        return policy_gradient_loss(dist.log_prob(p, batch["action"]), batch["adv"],
+                                    dist.entropy(p), hp,
+                                    normalize_advantages=config.normalize_advantages)
+
+    def vf_loss(params: Any, mb: Any):
+        model = eqx.combine(params, static)
+        return value_regression_loss(jax.vmap(model.value)(mb["obs"]), mb["target"])
+
+    pi_grad = jax.value_and_grad(pi_loss, has_aux=True)
+    vf_grad = jax.value_and_grad(vf_loss, has_aux=True)
+
+    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
+        ts_ = carry.train_state
+        (env_state, timestep, key), traj = rollout(
+            venv, partial(act, ts_.params), carry.env_state, carry.timestep, carry.key,
+            config.num_steps,
+        )
+        model = eqx.combine(ts_.params, static)
+        next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
+        adv, targets = gae(traj.reward, traj.extras["value"], next_values, traj.terminated,
+                           traj.truncated, hp.gamma, hp.gae_lambda)
+        batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
+                 **traj.extras}
+        batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
+        pi_tx, vf_tx = optimizers(hp)
+        pi_state, vf_state = ts_.opt_state
+
+        # One policy-gradient step on the whole batch.
+        (_, metrics), grads = pi_grad(ts_.params, batch, hp)
+        updates, pi_state = pi_tx.update(grads, pi_state, ts_.params)
+        params = optax.apply_updates(ts_.params, updates)
+
+        # Value regression: several steps on the same batch.
+        def value_step(state, mb):
+            params, vf_state = state
+            (_, m), grads = vf_grad(params, mb)
+            updates, vf_state = vf_tx.update(grads, vf_state, params)
+            return (optax.apply_updates(params, updates), vf_state), m["loss/value"]
+
+        def value_epoch(state, k):
+            perm = jax.random.permutation(k, config.batch_size)
+            mbs = jax.tree.map(lambda x: x[perm].reshape(n_mb, mb_size, *x.shape[1:]),
+                               {"obs": batch["obs"], "target": batch["target"]})
+            return jax.lax.scan(value_step, state, mbs)
+
+        key, k_perm = jax.random.split(key)
+        (params, vf_state), v_losses = jax.lax.scan(value_epoch, (params, vf_state),
+                                                    jax.random.split(k_perm, n_ep))
+        metrics = dict(metrics)
+        metrics["loss/value"] = jnp.mean(v_losses)
+        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
+        new_ts = TrainState(params, (pi_state, vf_state), ts_.step + 1)
+        return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
+
+    return Algorithm(init, update, config.num_updates, config.batch_size)
+
+
+def make_train(env: Any, config: VPGConfig) -> Callable[[jax.Array, Any], TrainResult]:
+    """`train(key, hparams) -> TrainResult`, pure: `jax.jit(jax.vmap(train))` trains many seeds."""
+    return _make_train(make_algorithm(env, config))

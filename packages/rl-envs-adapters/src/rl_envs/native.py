@@ -1,0 +1,96 @@
+"""Environments written in pure JAX inside this package, needing no library: `native/<name>`.
+
+GridWorld
+---------
+A `rows × cols` grid (default 5 × 5). Cells are numbered row-major, `cell = row·cols + col`; the
+observation is that cell index (int32 scalar, `Discrete(rows·cols)` observation space), the form
+tabular agents need. The goal is the bottom-right corner (the last cell). An episode starts in a
+uniformly random non-goal cell ("exploring starts", so every cell is visited).
+
+Actions (`Discrete(4)`): 0 up, 1 right, 2 down, 3 left; a move into the outer wall leaves the agent
+where it is. Reward: −1 for every step, the one that reaches the goal included, so the return of
+an episode is minus its length and maximising it means taking a shortest path (for any γ in (0,1]).
+Reaching the goal *terminates* the episode; after `max_steps` steps (default 100) without reaching
+it the episode is *truncated*.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rl_core import Discrete, TimeStep
+from rl_envs._registry import EnvError
+
+LIBRARY = None
+ENV_NAMES: list[str] = ["GridWorld"]
+FAMILY: dict[str, str] = {"GridWorld": "tabular"}
+
+# (d_row, d_col) of the actions up, right, down, left.
+MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))
+
+
+class GridWorldState(NamedTuple):
+    cell: jax.Array  # int32 []
+    time: jax.Array  # int32 [], steps taken in this episode
+
+
+class GridWorld:
+    """See the module docstring."""
+
+    def __init__(self, rows: int = 5, cols: int = 5, max_steps: int = 100):
+        for name, v in (("rows", rows), ("cols", cols), ("max_steps", max_steps)):
+            if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < 1:
+                raise EnvError(f"native/GridWorld: {name} must be a positive integer, got {v!r}")
+        if rows * cols < 2:
+            raise EnvError("native/GridWorld needs at least 2 cells (rows*cols >= 2)")
+        self.name = "GridWorld"
+        self.family = FAMILY["GridWorld"]
+        self.rows, self.cols, self.max_steps = int(rows), int(cols), int(max_steps)
+        self.num_cells = self.rows * self.cols
+        self.goal = self.num_cells - 1
+        self.observation_space = Discrete(self.num_cells)
+        self.action_space = Discrete(4)
+        # next_cell[s, a]: the deterministic transition table, built once with numpy.
+        r, c = np.divmod(np.arange(self.num_cells), self.cols)
+        table = np.stack([np.clip(r + dr, 0, self.rows - 1) * self.cols
+                          + np.clip(c + dc, 0, self.cols - 1) for dr, dc in MOVES], axis=1)
+        self.next_cell = np.asarray(table, np.int32)
+
+    def shortest_distance(self) -> np.ndarray:
+        """Steps of a shortest path from every cell to the goal (the Manhattan distance)."""
+        r, c = np.divmod(np.arange(self.num_cells), self.cols)
+        return (self.rows - 1 - r) + (self.cols - 1 - c)
+
+    def reset(self, key: jax.Array) -> tuple[GridWorldState, TimeStep]:
+        # One 32-bit draw reduced modulo the number of start cells (bias below cells / 2^32,
+        # under 1e-8 for any practical grid): half the random-number work of `randint`.
+        cell = (jax.random.bits(key, (), jnp.uint32) % np.uint32(self.goal)).astype(jnp.int32)
+        state = GridWorldState(cell, jnp.zeros((), jnp.int32))
+        return state, TimeStep(cell, jnp.zeros((), jnp.float32), jnp.zeros((), jnp.bool_),
+                               jnp.zeros((), jnp.bool_), {})
+
+    def step(self, state: GridWorldState, action: jax.Array,
+             key: jax.Array) -> tuple[GridWorldState, TimeStep]:
+        del key  # deterministic
+        cell = jnp.asarray(self.next_cell)[state.cell, action]
+        time = state.time + 1
+        terminated = cell == self.goal
+        truncated = jnp.logical_and(time >= self.max_steps, jnp.logical_not(terminated))
+        return GridWorldState(cell, time), TimeStep(
+            cell, jnp.full((), -1.0, jnp.float32), terminated, truncated, {})
+
+    def __repr__(self) -> str:
+        return f"GridWorld(rows={self.rows}, cols={self.cols}, max_steps={self.max_steps})"
+
+
+def make(name: str, **kwargs: Any) -> GridWorld:
+    accepted = ("rows", "cols", "max_steps")
+    unknown = sorted(set(kwargs) - set(accepted))
+    if unknown:
+        raise EnvError(f"native/{name} has no parameter {', '.join(map(repr, unknown))}; "
+                       f"it accepts: {', '.join(accepted)}.")
+    return GridWorld(**kwargs)
