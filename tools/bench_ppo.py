@@ -4,9 +4,15 @@ Both train CartPole-v1 with identical hyperparameters (4 envs x 128 steps, 4 epo
 minibatches, gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.5e-4,
 two tanh layers of 64), in this one process, for 1 seed and for 64 vmapped seeds. Compile time and
 run time are measured apart (`jit(...).lower(...).compile()`, then the compiled call until
-`block_until_ready`); rejax's periodic evaluation is switched off so that both time training only.
-Known differences that remain: rejax clips gradients element-wise and keeps a constant learning
-rate with two optimisers (actor, critic); we clip by global norm and anneal the learning rate.
+`block_until_ready`; the process CPU time of the call is reported beside its wall time, since on
+a shared machine wall time also counts waiting for a core); both are timed the same way, ours
+through `make_train` + `jit(vmap(train))` (not the CLI), and rejax's periodic evaluation is
+switched off so that both time training only. Returns: ours, the mean return of the episodes
+that ended in the last 5% of updates; rejax, its final policy over 64 evaluation episodes.
+The last column counts the HLO operations executed per update per seed (`executed_ops`), a
+measure of work that the machine's load does not blur. Known differences that remain: rejax
+clips gradients element-wise and keeps a constant learning rate with two optimisers (actor,
+critic); we clip by global norm and anneal the learning rate.
 
     uv run --group bench python tools/bench_ppo.py [--timesteps 500000] [--seeds 1,64]
 """
@@ -14,6 +20,8 @@ rate with two optimisers (actor, critic); we clip by global norm and anneal the 
 from __future__ import annotations
 
 import argparse
+import functools
+import re
 import time
 
 import jax
@@ -98,18 +106,58 @@ def rejax_ppo(timesteps: int, n: int):
     return fn, args, final_return
 
 
-def measure(make, timesteps: int, n: int, repeats: int) -> dict:
+_NOT_RUN = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
+
+
+def executed_ops(hlo_text: str) -> int:
+    """HLO instructions one call executes, from the optimised HLO, each `while` body counted its
+    known trip count of times: a noise-free measure of the work of a program made of many tiny
+    operations (on CPU each costs a fixed overhead, whatever the load of the machine)."""
+    comps: dict[str, list[str]] = {}
+    cur, entry = None, None
+    for line in hlo_text.splitlines():
+        m = re.match(r"^(ENTRY )?%?([\w.\-]+) .*\{$", line)
+        if m:
+            cur = m.group(2)
+            comps[cur] = []
+            entry = cur if m.group(1) else entry
+        elif cur and "=" in line:
+            comps[cur].append(line)
+
+    @functools.cache
+    def count(name: str) -> int:
+        total = 0
+        for line in comps.get(name, []):
+            m = re.search(r"\s([a-z][a-z0-9\-]*)\(", line.split("=", 1)[1])
+            if not m or m.group(1) in _NOT_RUN:
+                continue
+            total += 1
+            if m.group(1) == "while":
+                body = re.search(r"body=%?([\w.\-]+)", line)
+                cond = re.search(r"condition=%?([\w.\-]+)", line)
+                trips = re.search(r'"known_trip_count":\{"n":"(\d+)"', line)
+                inner = sum(count(m.group(1)) for m in (body, cond) if m)
+                total += (int(trips.group(1)) if trips else 1) * inner
+            for callee in re.findall(r"(?:to_apply|calls|branch_computations)=\{?%?([\w.\-]+)",
+                                     line):
+                total += count(callee)
+        return total
+
+    return count(entry) if entry else 0
+
+
+def compile_timed(make, timesteps: int, n: int):
     fn, args, final_return = make(timesteps, n)
     t0 = time.perf_counter()
     compiled = fn.lower(*args).compile()
-    compile_s = time.perf_counter() - t0
-    runs = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = jax.block_until_ready(compiled(*args))
-        runs.append(time.perf_counter() - t0)
-    run_s = float(np.median(runs))
-    return dict(compile=compile_s, run=run_s, sps=n * timesteps / run_s, ret=final_return(out))
+    return compiled, args, final_return, time.perf_counter() - t0
+
+
+def run_timed(compiled, args):
+    """Wall seconds and process CPU seconds of one call, until the result is ready."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = jax.block_until_ready(compiled(*args))
+    return out, time.perf_counter() - t0, time.process_time() - c0
 
 
 def main() -> None:
@@ -119,18 +167,34 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, "
-          f"CartPole-v1, {a.timesteps:,} steps per seed")
-    print(f"{'seeds':>5} {'impl':>6} {'compile s':>10} {'run s':>8} {'steps/s':>12} {'return':>7}")
+          f"CartPole-v1, {a.timesteps:,} steps per seed; run times are medians over "
+          f"{a.repeats} interleaved repeats (ours, rejax, ours, ...)")
+    print(f"{'seeds':>5} {'impl':>6} {'compile s':>10} {'run s':>8} {'cpu s':>8} {'steps/s':>12} "
+          f"{'return':>7} {'ops/update':>11}")
+    impls = (("ours", ours), ("rejax", rejax_ppo))
     for n in [int(s) for s in a.seeds.split(",")]:
+        progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls}
+        runs: dict[str, list] = {name: [] for name in progs}
+        outs = {}
+        # Interleaved, so that a change of load on a shared machine hits both alike.
+        for _ in range(a.repeats):
+            for name, (compiled, args, _, _) in progs.items():
+                outs[name], wall, cpu = run_timed(compiled, args)
+                runs[name].append((wall, cpu))
         res = {}
-        for name, make in (("ours", ours), ("rejax", rejax_ppo)):
-            r = measure(make, a.timesteps, n, a.repeats)
-            res[name] = r
-            print(f"{n:>5} {name:>6} {r['compile']:>10.2f} {r['run']:>8.2f} {r['sps']:>12,.0f} "
-                  f"{r['ret']:>7.1f}", flush=True)
-        print(f"{n:>5} ratio  run time ours/rejax = {res['ours']['run'] / res['rejax']['run']:.2f}x"
-              f", compile ours/rejax = {res['ours']['compile'] / res['rejax']['compile']:.2f}x",
-              flush=True)
+        for name, (compiled, _, final_return, compile_s) in progs.items():
+            ops = executed_ops(compiled.as_text()) / n / (a.timesteps // 512)
+            wall = float(np.median([r[0] for r in runs[name]]))
+            cpu = float(np.median([r[1] for r in runs[name]]))
+            res[name] = dict(compile=compile_s, run=wall, cpu=cpu)
+            print(f"{n:>5} {name:>6} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
+                  f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
+                  f"{ops:>11,.0f}", flush=True)
+        paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs["rejax"], strict=True)]
+        print(f"{n:>5} ratio  ours/rejax: run {res['ours']['run'] / res['rejax']['run']:.2f}x "
+              f"(paired per repeat {', '.join(f'{p:.2f}' for p in paired)}), "
+              f"cpu {res['ours']['cpu'] / res['rejax']['cpu']:.2f}x, "
+              f"compile {res['ours']['compile'] / res['rejax']['compile']:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -131,3 +131,23 @@ def test_distribution_for() -> None:
         distribution_for(Box(-1.0, 1.0, (2, 2)))
     with pytest.raises(ValueError, match="no distribution"):
         distribution_for("text")
+
+
+def test_sampling_from_noise_matches_jax_random() -> None:
+    """`sample_with(p, noise(key, ...))` is how rollouts sample (noise of every step drawn at
+    once); for one key it is exactly `jax.random.categorical` / a reparameterised normal."""
+    key = jax.random.PRNGKey(3)
+    logits = jax.nn.log_softmax(jax.random.normal(jax.random.PRNGKey(4), (64, 5)))
+    cat = distribution_for(Discrete(5))
+    np.testing.assert_array_equal(cat.sample(key, logits),
+                                  jax.random.categorical(key, logits, axis=-1))
+    mean, log_std = jnp.ones((64, 2)), jnp.full((64, 2), -1.0)
+    gauss = distribution_for(Box(-1.0, 1.0, (2,), jnp.float32))
+    np.testing.assert_allclose(gauss.sample(key, (mean, log_std)),
+                               mean + jnp.exp(log_std) * jax.random.normal(key, (64, 2)))
+    multi = distribution_for(MultiDiscrete((2, 3)))
+    draws = jax.vmap(lambda k: multi.sample(k, jnp.log(jnp.array([.9, .1, .2, .3, .5]))))(
+        jax.random.split(key, 4000))
+    np.testing.assert_allclose(np.mean(np.asarray(draws[:, 0]) == 0), 0.9, atol=0.03)
+    np.testing.assert_allclose(np.bincount(np.asarray(draws[:, 1]), minlength=3) / 4000,
+                               [0.2, 0.3, 0.5], atol=0.03)

@@ -155,6 +155,25 @@ def test_vector_env_shapes(make_counter_env) -> None:
     assert NormalizeObservation(venv).num_envs == 5
 
 
+@pytest.mark.parametrize("typed", [False, True])
+def test_presplit_keys_give_the_same_step_as_one_key(make_counter_env, typed) -> None:
+    """`step` takes one key or the keys it would split from it (`step_key_shape`); both give the
+    same transition, bit for bit, with raw and typed keys. Episodes end on every step here, so
+    the reset key decides the next observation."""
+    venv = NormalizeObservation(VectorEnv(AutoReset(EpisodeStatistics(
+        make_counter_env(terminate_at=1))), 3))
+    assert venv.step_key_shape == (3, 2)
+    key = jax.random.key(7) if typed else KEY
+    state, _ = venv.reset(key)
+    actions = jnp.array([0, 1, 2], jnp.int32)
+    presplit = jax.vmap(jax.random.split)(jax.random.split(key, 3))  # VectorEnv, then AutoReset
+    _, one = jax.jit(venv.step)(state, actions, key)
+    _, split = jax.jit(venv.step)(state, actions, presplit)
+    for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(split), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert len(set(np.asarray(split.observation[:, 1]).tolist())) == 3  # fresh resets per copy
+
+
 def test_vector_env_rejects_zero_envs(make_counter_env) -> None:
     with pytest.raises(ValueError, match="num_envs"):
         VectorEnv(make_counter_env(), 0)

@@ -13,6 +13,7 @@ functions come
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -33,19 +34,25 @@ def rollout(
     key: jax.Array,
     num_steps: int,
     unroll: int = 1,
+    policy_inputs: Any = None,
 ) -> tuple[tuple[Any, TimeStep, jax.Array], Transition]:
     """Steps `env` (usually a `VectorEnv`) `num_steps` times with `policy(timestep, key) ->
     (action, extras)`. Returns the final `(env_state, timestep, key)` and a `Transition` whose
     leaves have a leading `[num_steps]` axis. `next_observation` is `info["final_observation"]`
     when the environment provides it (`AutoReset`), so truncated episodes can be bootstrapped.
 
-    The per-step keys are split once, up front (one batched op instead of one per step: a rollout
-    step is overhead-bound on CPU); `unroll` is passed to `lax.scan`."""
+    Randomness is drawn up front, for all steps at once: on CPU every `jax.random` call inside a
+    step runs as a loop of tiny operations, which costs more than a small step's arithmetic. The
+    environments' keys are split to the stack's `step_key_shape` (one key per environment, and per
+    `AutoReset` one for the step and one for the reset) in one call. With `policy_inputs` (a
+    pytree with a leading `[num_steps]` axis, e.g. the sampling noise of every step drawn at
+    once) the policy receives its step's slice instead of a key. `unroll` goes to `lax.scan`."""
 
-    def one_step(carry, keys):
+    def one_step(carry, xs):
         env_state, ts = carry
-        action, extras = policy(ts, keys[0])
-        env_state, nts = env.step(env_state, action, keys[1])
+        policy_x, env_key = xs
+        action, extras = policy(ts, policy_x)
+        env_state, nts = env.step(env_state, action, env_key)
         info = dict(nts.info)
         next_obs = info.pop("final_observation", nts.observation)
         tr = Transition(
@@ -60,10 +67,14 @@ def rollout(
         )
         return (env_state, nts), tr
 
-    key, k_steps = jax.random.split(key)
-    keys = jax.random.split(k_steps, num_steps * 2).reshape(num_steps, 2, *key.shape)
+    key, k_policy, k_env = jax.random.split(key, 3)
+    shape = tuple(getattr(env, "step_key_shape", ()))
+    env_keys = jax.random.split(k_env, num_steps * math.prod(shape)).reshape(
+        num_steps, *shape, *key.shape)
+    if policy_inputs is None:
+        policy_inputs = jax.random.split(k_policy, num_steps)
     (env_state, timestep), traj = jax.lax.scan(
-        one_step, (env_state, timestep), keys, unroll=unroll
+        one_step, (env_state, timestep), (policy_inputs, env_keys), unroll=unroll
     )
     return (env_state, timestep, key), traj
 

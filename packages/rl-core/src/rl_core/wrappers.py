@@ -40,6 +40,14 @@ class Wrapper:
         return self.env.step(state, action, key)
 
     @property
+    def step_key_shape(self) -> tuple[int, ...]:
+        """Batch shape of keys that `step` also accepts already split (it always accepts one
+        key): `()` unless a wrapper below splits its key. `rollout` splits the keys of every step
+        of a rollout in one call, because on CPU each `jax.random.split` inside a step runs as a
+        loop of tiny operations that costs more than the step's own arithmetic."""
+        return tuple(getattr(self.env, "step_key_shape", ()))
+
+    @property
     def unwrapped(self) -> Any:
         return getattr(self.env, "unwrapped", self.env)
 
@@ -51,6 +59,13 @@ class Wrapper:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env!r})"
+
+
+def key_batch_ndim(key: jax.Array) -> int:
+    """Axes of `key` beyond those of one key (a typed key is `[]`, a raw `PRNGKey` `uint32[2]`):
+    0 for a single key, 1 for `[n]` keys, ..."""
+    typed = jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    return key.ndim - (0 if typed else 1)
 
 
 def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
@@ -65,14 +80,21 @@ class AutoReset(Wrapper):
     in `info["final_observation"]` (equal to `observation` when the episode goes on) so that a
     truncated episode can bootstrap from it. reward/terminated/truncated describe the step taken;
     entries of STATE_INFO_KEYS (the action mask) follow the new observation.
+
+    `step` takes one key (split here into a step key and a reset key) or that pair already split,
+    `[2]` keys (see `Wrapper.step_key_shape`).
     """
+
+    @property
+    def step_key_shape(self) -> tuple[int, ...]:
+        return (2,)
 
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         state, ts = self.env.reset(key)
         return state, ts._replace(info={**ts.info, "final_observation": ts.observation})
 
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        key_step, key_reset = jax.random.split(key)
+        key_step, key_reset = key if key_batch_ndim(key) else jax.random.split(key)
         state_st, ts = self.env.step(state, action, key_step)
         state_re, ts_re = self.env.reset(key_reset)
         done = jnp.logical_or(ts.terminated, ts.truncated)
@@ -115,7 +137,8 @@ class EpisodeStatistics(Wrapper):
 
 class VectorEnv(Wrapper):
     """`num_envs` independent copies stepped in lockstep with `vmap`; every leaf gets a leading
-    `[num_envs]` axis. Spaces stay those of one environment."""
+    `[num_envs]` axis. Spaces stay those of one environment. `step` takes one key (split here
+    into one per environment) or keys already split to `step_key_shape`."""
 
     def __init__(self, env: Any, num_envs: int):
         super().__init__(env)
@@ -126,8 +149,12 @@ class VectorEnv(Wrapper):
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         return jax.vmap(self.env.reset)(jax.random.split(key, self.num_envs))
 
+    @property
+    def step_key_shape(self) -> tuple[int, ...]:
+        return (self.num_envs, *getattr(self.env, "step_key_shape", ()))
+
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        keys = jax.random.split(key, self.num_envs)
+        keys = key if key_batch_ndim(key) else jax.random.split(key, self.num_envs)
         return jax.vmap(self.env.step)(state, action, keys)
 
 

@@ -2,6 +2,12 @@
 
 Each takes the network's raw output (and an optional legal-action mask) to its parameters, then
 samples, scores and measures entropy. All functions are for one state; vmap them for a batch.
+
+Sampling is split in two: `noise(key, batch_shape)` draws the randomness of many samples at once
+(Gumbel noise for categoricals, standard normals for the Gaussian) and `sample_with(p, noise)`
+turns one state's parameters and noise into an action; `sample(key, p)` is the two together. A
+rollout draws the noise of all its steps in one call (each `jax.random` call is a loop of tiny
+operations on CPU).
 """
 
 from __future__ import annotations
@@ -31,8 +37,16 @@ class Categorical:
             logits = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
         return logits
 
+    def noise(self, key: jax.Array, batch_shape: tuple[int, ...]) -> jax.Array:
+        """Gumbel noise `[*batch_shape, n]`."""
+        return jax.random.gumbel(key, (*batch_shape, self.n), jnp.float32)
+
+    def sample_with(self, logits: jax.Array, noise: jax.Array) -> jax.Array:
+        """The Gumbel-max trick, as `jax.random.categorical` does it: argmax(logits + noise)."""
+        return jnp.argmax(logits + noise, axis=-1).astype(jnp.int32)
+
     def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
-        return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+        return self.sample_with(logits, self.noise(key, logits.shape[:-1]))
 
     def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
         return jnp.take_along_axis(logits, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
@@ -59,10 +73,17 @@ class MultiCategorical:
     def params(self, out: jax.Array, mask: jax.Array | None = None) -> jax.Array:
         return jnp.concatenate([jax.nn.log_softmax(f) for f in self._factors(out)], axis=-1)
 
+    def noise(self, key: jax.Array, batch_shape: tuple[int, ...]) -> jax.Array:
+        """Gumbel noise `[*batch_shape, sum(nvec)]`, one slice per factor."""
+        return jax.random.gumbel(key, (*batch_shape, self.output_size), jnp.float32)
+
+    def sample_with(self, logits: jax.Array, noise: jax.Array) -> jax.Array:
+        return jnp.stack([jnp.argmax(f + g, axis=-1) for f, g in
+                          zip(self._factors(logits), self._factors(noise), strict=True)],
+                         axis=-1).astype(jnp.int32)
+
     def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
-        keys = jax.random.split(key, len(self.nvec))
-        return jnp.stack([jax.random.categorical(k, f, axis=-1) for k, f in
-                          zip(keys, self._factors(logits), strict=True)], axis=-1).astype(jnp.int32)
+        return self.sample_with(logits, self.noise(key, logits.shape[:-1]))
 
     def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
         per_factor = [jnp.take_along_axis(f, action[..., i : i + 1], axis=-1)[..., 0]
@@ -91,9 +112,16 @@ class DiagGaussian:
         mean, log_std = out
         return mean, jnp.broadcast_to(log_std, mean.shape)
 
-    def sample(self, key: jax.Array, p: tuple[jax.Array, jax.Array]) -> jax.Array:
+    def noise(self, key: jax.Array, batch_shape: tuple[int, ...]) -> jax.Array:
+        """Standard normal noise `[*batch_shape, dim]`."""
+        return jax.random.normal(key, (*batch_shape, self.dim), jnp.float32)
+
+    def sample_with(self, p: tuple[jax.Array, jax.Array], noise: jax.Array) -> jax.Array:
         mean, log_std = p
-        return mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape, mean.dtype)
+        return mean + jnp.exp(log_std) * noise
+
+    def sample(self, key: jax.Array, p: tuple[jax.Array, jax.Array]) -> jax.Array:
+        return self.sample_with(p, self.noise(key, p[0].shape[:-1]))
 
     def log_prob(self, p: tuple[jax.Array, jax.Array], action: jax.Array) -> jax.Array:
         mean, log_std = p

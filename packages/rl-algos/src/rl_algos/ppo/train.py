@@ -90,11 +90,11 @@ def make_algorithm(
         train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
         return RunnerState(train_state, env_state, ts, k_run)
 
-    def act(params: Any, ts: Any, key: jax.Array):
+    def act(params: Any, ts: Any, noise: jax.Array):
         model = eqx.combine(params, static)
         mask = ts.info.get("action_mask")
         p, value = policy_params(model, ts.observation, mask)
-        action = dist.sample(key, p)
+        action = dist.sample_with(p, noise)
         extras = {"log_prob": dist.log_prob(p, action), "value": value}
         if mask is not None:
             extras["action_mask"] = mask
@@ -116,9 +116,10 @@ def make_algorithm(
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_ = carry.train_state
+        key, k_noise = jax.random.split(carry.key)
         (env_state, timestep, key), traj = rollout(
-            venv, partial(act, ts_.params), carry.env_state, carry.timestep, carry.key,
-            config.num_steps,
+            venv, partial(act, ts_.params), carry.env_state, carry.timestep, key,
+            config.num_steps, policy_inputs=dist.noise(k_noise, (config.num_steps, num_envs)),
         )
         model = eqx.combine(ts_.params, static)
         next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
