@@ -13,8 +13,8 @@ from rl_algos.td3.losses import (
     smoothed_target_action,
 )
 from rl_algos.td3.networks import Actor, TwinCritic
-from rl_algos.td3.train import TD3Extras, TD3Params, make_algorithm, make_train
+from rl_algos.td3.train import TD3Extras, TD3Params, make_algorithm, make_policy, make_train
 
 __all__ = ["PRESETS", "Actor", "TD3Config", "TD3Extras", "TD3HParams", "TD3Params", "TwinCritic",
-           "actor_loss", "clipped_double_q_target", "critic_loss", "make_algorithm", "make_train",
-           "smoothed_target_action"]
+           "actor_loss", "clipped_double_q_target", "critic_loss", "make_algorithm", "make_policy",
+           "make_train", "smoothed_target_action"]

@@ -203,6 +203,24 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
     return Algorithm(init, update, config.num_updates, steps_per_update)
 
 
+def make_policy(env: Any, config: TD3Config) -> Callable[[Any, jax.Array], jax.Array]:
+    """The trained agent's deterministic action for evaluation: `policy(actor_params, obs [D])
+    -> action [A]` inside the Box bounds, where `actor_params` is
+    `TrainResult.state.train_state.params.actor` (of one member)."""
+    space = check_action_space(env.action_space)
+    d_obs = int(np.prod(env.observation_space.shape))
+    static = eqx.partition(eqx.filter_eval_shape(
+        Actor, jax.random.PRNGKey(0), d_obs, space.shape[0], tuple(config.hidden_sizes),
+        config.activation), eqx.is_array)[1]
+    loc, half_range = (space.high + space.low) / 2, (space.high - space.low) / 2
+
+    def policy(actor_params: Any, obs: jax.Array) -> jax.Array:
+        unit = eqx.combine(actor_params, static)(jnp.reshape(obs, (-1,)).astype(jnp.float32))
+        return loc + half_range * unit
+
+    return policy
+
+
 def make_train(env: Any, config: TD3Config) -> Callable[[jax.Array, Any], TrainResult]:
     """`train(key, hparams) -> TrainResult`, pure: `jax.jit(jax.vmap(train))` trains many seeds."""
     return _make_train(make_algorithm(env, config))
