@@ -8,11 +8,13 @@ target-policy noise N(0, 0.2) clipped to ±0.5 in units of half the action range
 in action units: Pendulum's range is [-2, 2], so its values are doubled).
 
 ours and rejax run in this process, one after the other, compile apart from run
-(`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`); rejax's periodic
-evaluation is off. stable-baselines3 runs in a subprocess of a separate virtual environment
+(`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`); rejax's
+periodic evaluation is off. stable-baselines3 runs in a subprocess of a separate virtual environment
 (created on demand with pip: torch's CPU wheel, stable-baselines3, gymnasium) with
 OMP_NUM_THREADS=1 and torch.set_num_threads(1); its time is `model.learn` alone (model construction
 apart), and it may run fewer steps (`--sb3-timesteps`): all are compared per 1e4 environment steps.
+Wall time and CPU time (every thread of the process) are both reported: on a shared machine the
+wall time depends on the share of the cores each process gets, the CPU time much less.
 
 Final returns: ours, the mean of the training episodes (with exploration noise) of the last 5% of
 steps; rejax and ours-greedy, 64 evaluation episodes of the deterministic policy; SB3, the mean of
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -45,9 +48,8 @@ HALF_RANGE = 2.0  # Pendulum-v1 actions lie in [-2, 2]
 def greedy_return(policy, params, n_episodes: int = 64) -> float:
     """Mean return of `n_episodes` Pendulum episodes with `policy(params, obs) -> action`."""
     import gymnax
-    from rejax.evaluate import evaluate
-
     from bench_ppo import FiveTupleEnv
+    from rejax.evaluate import evaluate
 
     env, env_params = gymnax.make("Pendulum-v1")
     _, returns = jax.jit(lambda p, k: evaluate(
@@ -90,9 +92,8 @@ def ours(timesteps: int):
 
 def rejax_td3(timesteps: int):
     import gymnax
-    from rejax import TD3
-
     from bench_ppo import FiveTupleEnv
+    from rejax import TD3
 
     env, env_params = gymnax.make("Pendulum-v1")
     algo = TD3.create(
@@ -118,15 +119,21 @@ def rejax_td3(timesteps: int):
     return fn, args, final_return
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process, every thread included (user + system)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def measure(make, timesteps: int) -> dict:
     fn, args, final_return = make(timesteps)
     t0 = time.perf_counter()
     compiled = fn.lower(*args).compile()
     compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     out = jax.block_until_ready(compiled(*args))
-    run_s = time.perf_counter() - t0
-    return dict(compile=compile_s, run=run_s, steps=timesteps, **final_return(out))
+    run_s, cpu_s = time.perf_counter() - t0, cpu_seconds() - c0
+    return dict(compile=compile_s, run=run_s, cpu=cpu_s, steps=timesteps, **final_return(out))
 
 
 SB3_SCRIPT = r"""
@@ -145,15 +152,16 @@ half = float(env.action_space.high[0])
 model = TD3("MlpPolicy", env, learning_rate=hp["lr"], buffer_size=hp["buffer_size"],
             learning_starts=hp["learning_starts"], batch_size=hp["batch_size"], tau=hp["tau"],
             gamma=hp["gamma"], train_freq=1, gradient_steps=1, policy_delay=hp["policy_delay"],
-            action_noise=NormalActionNoise(np.zeros(1), hp["exploration_noise"] * half * np.ones(1)),
+            action_noise=NormalActionNoise(np.zeros(1),
+                                           hp["exploration_noise"] * half * np.ones(1)),
             target_policy_noise=hp["target_noise"], target_noise_clip=hp["target_noise_clip"],
             policy_kwargs=dict(net_arch=list(hp["hidden"])), device="cpu", seed=0, verbose=0)
 setup = time.perf_counter() - t0
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 model.learn(total_timesteps=steps)
-run = time.perf_counter() - t0
+run, cpu = time.perf_counter() - t0, time.process_time() - c0
 rets = [ep["r"] for ep in model.ep_info_buffer]
-print("SB3RESULT " + json.dumps(dict(setup=setup, run=run, steps=steps,
+print("SB3RESULT " + json.dumps(dict(setup=setup, run=run, cpu=cpu, steps=steps,
       train=float(np.mean(rets)) if rets else float("nan"), torch=torch.__version__)))
 """
 
@@ -180,7 +188,7 @@ def sb3(python: Path, timesteps: int) -> dict:
     if proc.returncode != 0 or not lines:
         raise SystemExit(f"the stable-baselines3 run failed:\n{proc.stderr[-2000:]}")
     r = json.loads(lines[-1].removeprefix("SB3RESULT "))
-    return dict(compile=r["setup"], run=r["run"], steps=r["steps"], train=r["train"],
+    return dict(compile=r["setup"], run=r["run"], cpu=r["cpu"], steps=r["steps"], train=r["train"],
                 greedy=float("nan"), torch=r["torch"])
 
 
@@ -202,16 +210,19 @@ def main() -> None:
         res["sb3"] = sb3(ensure_sb3_venv(a.sb3_venv), a.sb3_timesteps)
         print("sb3", json.dumps(res["sb3"]), flush=True)
     print(f"\n{'impl':>6} {'steps':>8} {'compile/setup s':>16} {'run s':>8} {'s per 1e4':>10} "
-          f"{'train ret':>10} {'greedy ret':>11}")
+          f"{'cpu s per 1e4':>14} {'train ret':>10} {'greedy ret':>11}")
     for name, r in res.items():
         r["per1e4"] = r["run"] / r["steps"] * 1e4
+        r["cpu1e4"] = r["cpu"] / r["steps"] * 1e4
         print(f"{name:>6} {r['steps']:>8,} {r['compile']:>16.2f} {r['run']:>8.2f} "
-              f"{r['per1e4']:>10.2f} {r['train']:>10.1f} {r['greedy']:>11.1f}")
-    print(f"run time per 1e4 steps: ours/rejax = {res['ours']['per1e4'] / res['rejax']['per1e4']:.2f}x"
-          f"; compile ours/rejax = {res['ours']['compile'] / res['rejax']['compile']:.2f}x")
-    if "sb3" in res:
-        print(f"speed-up over SB3 (torch {res['sb3']['torch']}, 1 thread) per 1e4 steps: "
-              f"{res['sb3']['per1e4'] / res['ours']['per1e4']:.1f}x")
+              f"{r['per1e4']:>10.2f} {r['cpu1e4']:>14.2f} {r['train']:>10.1f} "
+              f"{r['greedy']:>11.1f}")
+    for other in [k for k in ("rejax", "sb3") if k in res]:
+        o, us = res[other], res["ours"]
+        print(f"ours vs {other}: wall time per 1e4 steps {us['per1e4'] / o['per1e4']:.2f}x "
+              f"(speed-up {o['per1e4'] / us['per1e4']:.1f}x), CPU time per 1e4 steps "
+              f"{us['cpu1e4'] / o['cpu1e4']:.2f}x (speed-up {o['cpu1e4'] / us['cpu1e4']:.1f}x); "
+              f"compile/setup {us['compile'] / o['compile']:.2f}x")
 
 
 if __name__ == "__main__":
