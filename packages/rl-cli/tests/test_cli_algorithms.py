@@ -1,6 +1,7 @@
 """The CLI runs every registered algorithm with no per-algorithm code: a tiny run of each on an
 environment it supports writes a summary, and a mismatch (tabular on images, networks on a
-tabular grid, Q-learning on continuous actions, TD3 on discrete ones) ends in one line with exit code 2."""
+tabular grid, Q-learning on continuous actions, TD3 on discrete ones) ends in one line with exit
+code 2."""
 
 from __future__ import annotations
 

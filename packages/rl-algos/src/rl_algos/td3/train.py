@@ -78,9 +78,14 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
     d_act = space.shape[0]
     loc = jnp.asarray((space.high + space.low) / 2, jnp.float32)
     half_range = jnp.asarray((space.high - space.low) / 2, jnp.float32)
-    nets = dict(d_obs=d_obs, d_action=d_act, hidden=tuple(config.hidden_sizes),
-                activation=config.activation)
-    make_actor, make_critic = partial(Actor, **nets), partial(TwinCritic, **nets)
+    hidden = tuple(config.hidden_sizes)
+
+    def make_actor(key: jax.Array) -> Actor:
+        return Actor(key, d_obs, d_act, hidden, config.activation)
+
+    def make_critic(key: jax.Array) -> TwinCritic:
+        return TwinCritic(key, d_obs, d_act, hidden, config.activation)
+
     key0 = jax.random.PRNGKey(0)
     actor_static = eqx.partition(eqx.filter_eval_shape(make_actor, key0), eqx.is_array)[1]
     critic_static = eqx.partition(eqx.filter_eval_shape(make_critic, key0), eqx.is_array)[1]
