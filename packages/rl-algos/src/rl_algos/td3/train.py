@@ -181,9 +181,10 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         (env_state, timestep, _), traj = rollout(
             venv, partial(act, ts_.params.actor, jnp.logical_not(learning), hp),
             carry.env_state, carry.timestep, k_roll, config.num_steps)
-        items = {"obs": traj.observation, "action": traj.extras["unit_action"],
-                 "reward": traj.reward, "terminated": traj.terminated,
-                 "next_obs": traj.next_observation}
+        f32 = jnp.float32
+        items = {"obs": traj.observation.astype(f32), "action": traj.extras["unit_action"],
+                 "reward": traj.reward.astype(f32), "terminated": traj.terminated,
+                 "next_obs": traj.next_observation.astype(f32)}
         items = jax.tree.map(lambda x: x.reshape(steps_per_update, *x.shape[2:]), items)
         buf = buffer.add(extras.buffer, items)
         batches = jax.tree.map(lambda x: x.reshape(g // d, d, b, *x.shape[1:]),
