@@ -1,6 +1,7 @@
 """The CLI runs every registered algorithm with no per-algorithm code: a tiny run of each on an
 environment it supports writes a summary, and a mismatch (tabular on images, networks on a
-tabular grid, Q-learning on continuous actions) ends in one line with exit code 2."""
+tabular grid, Q-learning on continuous actions, TD3 on discrete ones) ends in one line with exit
+code 2."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ TINY = {
                                    "--set", "num_minibatches=2", "--set", "num_epochs=1",
                                    "--set", "hidden_size=16", "--total-timesteps", "128"]),
     "qlearning": ("native/GridWorld", ["--total-timesteps", "4000"]),
+    "td3": ("gymnax/Pendulum-v1", ["--set", "num_envs=2", "--set", "batch_size=8",
+                                   "--set", "buffer_size=64", "--set", "learning_starts=16",
+                                   "--set", "hidden_sizes=8", "--total-timesteps", "400"]),
 }
 
 
@@ -46,6 +50,9 @@ MISMATCHES = [
     (["--algo", "qlearning", "--env", "gymnax/Breakout-MinAtar"], "Discrete observations"),
     (["--algo", "ppo", "--env", "native/GridWorld"], "'qlearning'"),
     (["--algo", "pqn", "--env", "gymnax/Pendulum-v1"], "Discrete action"),
+    (["--algo", "td3", "--env", "gymnax/CartPole-v1"], "td3 supports Box action"),
+    (["--algo", "td3", "--env", "gymnax/Pendulum-v1", "--set", "gradient_steps=3"],
+     "multiple of policy_delay"),
     (["--algo", "dpo", "--env", "gymnax/CartPole-v1", "--set", "beta=-1"], "beta"),
     (["--algo", "qlearning", "--env", "native/GridWorld", "--env-arg", "rows=0"], "rows"),
 ]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, ppo, pqn, qlearning, vpg
+from rl_algos import dpo, ppo, pqn, qlearning, td3, vpg
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
@@ -28,7 +28,12 @@ class AlgoSpec:
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
         """The preset for an environment: continuous actions get 'continuous_control' when the
-        algorithm has it, otherwise the environment family's preset if there is one."""
+        algorithm has it, otherwise the environment family's preset if there is one. An algorithm
+        for continuous actions only (TD3) keys every preset by family, so its own family preset
+        comes first (Pendulum gets TD3's 'classic_control')."""
+        continuous_only = tuple(self.action_spaces) == (Box,)
+        if continuous_only and family in self.presets:
+            return family
         if isinstance(action_space, Box) and "continuous_control" in self.presets:
             return "continuous_control"
         return family if family in self.presets else None
@@ -76,6 +81,10 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",
         qlearning.QLearningConfig, qlearning.QLearningHParams, qlearning.make_algorithm,
         (Discrete,), qlearning.PRESETS, observation_spaces=(Discrete,),
+    ),
+    "td3": AlgoSpec(
+        "td3", "Twin Delayed DDPG (twin critics, target smoothing, delayed actor, replay buffer)",
+        td3.TD3Config, td3.TD3HParams, td3.make_algorithm, (Box,), td3.PRESETS,
     ),
 }
 

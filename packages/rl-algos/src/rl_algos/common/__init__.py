@@ -1,4 +1,5 @@
-"""Pieces shared by every algorithm: configs, networks, distributions, returns, env stack."""
+"""Pieces shared by every algorithm: configs, networks, distributions, returns, env stack, and
+the on-device replay buffer of off-policy algorithms."""
 
 from rl_algos.common.config import ConfigError, hparams_as_arrays, require
 from rl_algos.common.distributions import (
@@ -17,11 +18,13 @@ from rl_algos.common.networks import (
     orthogonal_linear,
     orthogonal_weight,
 )
+from rl_algos.common.replay import ReplayBuffer
 from rl_algos.common.returns import gae
 
 __all__ = [
     "ACTIVATIONS", "MASKED_LOGIT", "MLP", "ActorCritic", "Categorical", "ConfigError",
     "actor_critic_factory",
-    "DiagGaussian", "MultiCategorical", "distribution_for", "episode_metrics", "gae",
+    "DiagGaussian", "MultiCategorical", "ReplayBuffer", "distribution_for", "episode_metrics",
+    "gae",
     "hparams_as_arrays", "make_vector_env", "orthogonal_linear", "orthogonal_weight", "require",
 ]

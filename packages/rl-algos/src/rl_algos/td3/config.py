@@ -1,0 +1,122 @@
+"""TD3 configuration: static structure, traced hyperparameters, and presets per env family.
+
+The plain defaults are the paper's (Fujimoto et al., 2018, Table 3): two hidden layers of 400 and
+300 ReLU units, Adam at 1e-3 for both networks, batch 100, tau 0.005, exploration noise N(0, 0.1),
+target-policy noise N(0, 0.2) clipped to ±0.5, policy delay 2, 1e4 steps of uniformly random
+actions first, one gradient step per environment step. Noise scales are in units of half the
+action range (the actor acts in [-1, 1], rescaled to the Box bounds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from rl_algos.common.config import require
+from rl_algos.common.networks import ACTIVATIONS
+
+
+@dataclass(frozen=True)
+class TD3Config:
+    """Static fields: they shape the compiled program (changing one recompiles).
+
+    One update collects `num_steps` steps of `num_envs` environments (`num_envs * num_steps`
+    transitions into the replay buffer), then takes `gradient_steps` critic steps, each on its own
+    minibatch of `batch_size`; after every `policy_delay` critic steps come one actor step and the
+    Polyak update of both target networks. The update-to-data ratio is
+    `gradient_steps / (num_envs * num_steps)`.
+    """
+
+    total_timesteps: int = 1_000_000
+    num_envs: int = 1
+    num_steps: int = 2  # vector steps per update
+    gradient_steps: int = 2  # critic steps per update
+    policy_delay: int = 2
+    batch_size: int = 100
+    buffer_size: int = 1_000_000
+    learning_starts: int = 10_000  # environment steps of uniformly random actions, no learning
+    hidden_sizes: tuple[int, ...] = (400, 300)
+    activation: str = "relu"
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        return self.total_timesteps // self.steps_per_update
+
+    @property
+    def update_to_data(self) -> float:
+        return self.gradient_steps / self.steps_per_update
+
+    def validate(self) -> None:
+        for name in ("num_envs", "num_steps", "gradient_steps", "policy_delay", "batch_size",
+                     "buffer_size"):
+            require(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
+        require(self.learning_starts >= 0,
+                f"learning_starts must be >= 0, got {self.learning_starts}")
+        require(
+            self.gradient_steps % self.policy_delay == 0,
+            f"gradient_steps={self.gradient_steps} must be a multiple of policy_delay="
+            f"{self.policy_delay} (one actor step per policy_delay critic steps); e.g. set "
+            f"gradient_steps={self.policy_delay * max(1, self.gradient_steps // self.policy_delay)}"
+            " and scale num_steps to keep the update-to-data ratio",
+        )
+        require(
+            self.total_timesteps >= self.steps_per_update,
+            f"total_timesteps={self.total_timesteps} is less than one update "
+            f"(num_envs*num_steps={self.steps_per_update}); raise it or collect fewer steps",
+        )
+        require(
+            self.buffer_size >= max(self.steps_per_update, self.gradient_steps * self.batch_size),
+            f"buffer_size={self.buffer_size} must hold one update's transitions "
+            f"({self.steps_per_update}) and its gradient_steps*batch_size="
+            f"{self.gradient_steps * self.batch_size} samples; raise buffer_size",
+        )
+        require(self.activation in ACTIVATIONS,
+                f"activation must be one of {sorted(ACTIVATIONS)}, got '{self.activation}'")
+        require(len(self.hidden_sizes) >= 1 and all(h >= 1 for h in self.hidden_sizes),
+                f"hidden_sizes must be one or more positive sizes, got {self.hidden_sizes}")
+
+
+class TD3HParams(NamedTuple):
+    """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
+
+    actor_lr: float = 1e-3
+    critic_lr: float = 1e-3
+    gamma: float = 0.99
+    tau: float = 0.005  # Polyak step of the target networks
+    exploration_noise: float = 0.1  # std of the Gaussian added to actions while collecting
+    target_noise: float = 0.2  # std of the target-policy smoothing noise
+    target_noise_clip: float = 0.5  # the smoothing noise is clipped to ±this
+
+    def validate(self) -> None:
+        for name in ("actor_lr", "critic_lr"):
+            require(getattr(self, name) > 0, f"{name} must be > 0, got {getattr(self, name)}")
+        require(0 <= self.gamma <= 1, f"gamma must be in [0, 1], got {self.gamma}")
+        require(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}")
+        for name in ("exploration_noise", "target_noise", "target_noise_clip"):
+            require(getattr(self, name) >= 0, f"{name} must be >= 0, got {getattr(self, name)}")
+
+
+# Defaults per environment family: (static overrides, hparam overrides). TD3 takes Box actions
+# only, so these are keyed by family directly (see AlgoSpec.default_preset).
+PRESETS: dict[str, tuple[dict, dict]] = {
+    # Pendulum & co. in 1e5 steps on a CPU: small networks, 4 environments, a quarter of a
+    # gradient step per environment step (docs/algorithms.md has the runs behind these values).
+    "classic_control": (
+        dict(total_timesteps=100_000, num_envs=4, num_steps=2, gradient_steps=2, batch_size=256,
+             buffer_size=100_000, learning_starts=5_000, hidden_sizes=(64, 64)),
+        dict(actor_lr=1e-3, critic_lr=1e-3),
+    ),
+    # Brax locomotion (family 'continuous_control'): the settings of the authors' released code
+    # (256-256 networks, Adam 3e-4, batch 256, 25k random steps) with 16 environments and half a
+    # gradient step per environment step. Not yet measured here.
+    "continuous_control": (
+        dict(total_timesteps=1_000_000, num_envs=16, num_steps=1, gradient_steps=8,
+             batch_size=256, buffer_size=1_000_000, learning_starts=25_000,
+             hidden_sizes=(256, 256)),
+        dict(actor_lr=3e-4, critic_lr=3e-4),
+    ),
+}

@@ -1,0 +1,232 @@
+"""TD3's training program: `make_algorithm(env, config)` gives the `Algorithm` (init + one update).
+
+One update: `num_steps` steps of `num_envs` environments (uniformly random actions for the first
+`learning_starts` environment steps, then `mu(s) + N(0, exploration_noise)` clipped to [-1, 1]),
+stored in the on-device replay buffer; then `gradient_steps` critic steps on fresh minibatches,
+in groups of `policy_delay`, each group ending with one actor step (on the group's last minibatch)
+and the Polyak update of both target networks. Nothing is learnt before `learning_starts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from rl_algos.common.config import ConfigError
+from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.replay import ReplayBuffer
+from rl_algos.td3.config import TD3Config
+from rl_algos.td3.losses import (
+    actor_loss,
+    clipped_double_q_target,
+    critic_loss,
+    smoothed_target_action,
+)
+from rl_algos.td3.networks import Actor, TwinCritic
+from rl_core import Algorithm, Box, RunnerState, TrainResult, TrainState, rollout
+from rl_core import make_train as _make_train
+
+
+class TD3Params(NamedTuple):
+    """The learnt networks (array leaves only; the static parts live in the closure)."""
+
+    actor: Any
+    critic: Any
+
+
+class TD3Extras(NamedTuple):
+    """TD3's own carry: the target networks and the replay buffer's state."""
+
+    target: TD3Params
+    buffer: Any
+
+
+def check_action_space(space: Any) -> Box:
+    """TD3 acts in a bounded vector Box; anything else is refused with the reason."""
+    if not isinstance(space, Box):
+        raise ConfigError(f"td3 needs a Box (continuous) action space, got "
+                          f"{type(space).__name__}; for discrete actions use 'ppo' or 'pqn'.")
+    if len(space.shape) != 1:
+        raise ConfigError(f"td3 needs vector actions, got shape {space.shape}.")
+    if not space.bounded:
+        raise ConfigError("td3 squashes actions into the Box bounds, which must be finite; "
+                          f"this environment's are {space!r}.")
+    return space
+
+
+def polyak(target: Any, online: Any, tau: jax.Array) -> Any:
+    """`target <- tau * online + (1 - tau) * target`, leaf by leaf."""
+    return jax.tree.map(lambda t, o: t + tau * (o - t), target, online)
+
+
+def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
+    """TD3 on `env` (one unbatched environment implementing the port, bounded Box actions)."""
+    config.validate()
+    space = check_action_space(env.action_space)
+    if not isinstance(env.observation_space, Box):
+        raise ConfigError(f"td3 learns from Box observations, got "
+                          f"{type(env.observation_space).__name__}.")
+    venv = make_vector_env(env, config.num_envs)
+    d_obs = int(np.prod(venv.observation_space.shape))
+    d_act = space.shape[0]
+    loc = jnp.asarray((space.high + space.low) / 2, jnp.float32)
+    half_range = jnp.asarray((space.high - space.low) / 2, jnp.float32)
+    hidden = tuple(config.hidden_sizes)
+
+    def make_actor(key: jax.Array) -> Actor:
+        return Actor(key, d_obs, d_act, hidden, config.activation)
+
+    def make_critic(key: jax.Array) -> TwinCritic:
+        return TwinCritic(key, d_obs, d_act, hidden, config.activation)
+
+    key0 = jax.random.PRNGKey(0)
+    actor_static = eqx.partition(eqx.filter_eval_shape(make_actor, key0), eqx.is_array)[1]
+    critic_static = eqx.partition(eqx.filter_eval_shape(make_critic, key0), eqx.is_array)[1]
+    g, d, b = config.gradient_steps, config.policy_delay, config.batch_size
+    buffer = ReplayBuffer(config.buffer_size, g * b)  # every minibatch of an update in one draw
+    steps_per_update = config.steps_per_update
+
+    def actor_fn(params: Any, obs: jax.Array) -> jax.Array:  # [B, D] -> [B, A]
+        return jax.vmap(eqx.combine(params, actor_static))(obs)
+
+    def critic_fn(params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:  # -> [B, 2]
+        return jax.vmap(eqx.combine(params, critic_static))(obs, action)
+
+    def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
+        return optax.flatten(optax.adam(hp.actor_lr)), optax.flatten(optax.adam(hp.critic_lr))
+
+    def init(key: jax.Array, hp: Any) -> RunnerState:
+        k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
+        params = TD3Params(eqx.filter(make_actor(k_actor), eqx.is_array),
+                           eqx.filter(make_critic(k_critic), eqx.is_array))
+        actor_tx, critic_tx = optimizers(hp)
+        opt_state = (actor_tx.init(params.actor), critic_tx.init(params.critic))
+        env_state, ts = venv.reset(k_env)
+        obs = jnp.zeros((d_obs,), jnp.float32)
+        item = {"obs": obs, "action": jnp.zeros((d_act,), jnp.float32),
+                "reward": jnp.zeros((), jnp.float32), "terminated": jnp.zeros((), jnp.bool_),
+                "next_obs": obs}
+        extras = TD3Extras(params, buffer.init(item))
+        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
+                           ts, k_run, extras)
+
+    def act(actor_params: Any, exploring: jax.Array, hp: Any, ts: Any, key: jax.Array):
+        """Actions in [-1, 1] for the agent, rescaled to the Box bounds for the environment."""
+        k_noise, k_uniform = jax.random.split(key)
+        mu = actor_fn(actor_params, ts.observation)
+        noisy = jnp.clip(mu + hp.exploration_noise * jax.random.normal(k_noise, mu.shape),
+                         -1.0, 1.0)
+        uniform = jax.random.uniform(k_uniform, mu.shape, jnp.float32, -1.0, 1.0)
+        unit = jnp.where(exploring, uniform, noisy)
+        return loc + half_range * unit, {"unit_action": unit}
+
+    def critic_step(hp: Any, tx: Any, target: TD3Params, state: Any, inputs: Any):
+        (critic, opt_state), (mb, key) = state, inputs
+        next_action = smoothed_target_action(actor_fn(target.actor, mb["next_obs"]), key,
+                                             hp.target_noise, hp.target_noise_clip)
+        y = clipped_double_q_target(mb["reward"], mb["terminated"],
+                                    critic_fn(target.critic, mb["next_obs"], next_action),
+                                    hp.gamma)
+
+        def loss(c):
+            return critic_loss(critic_fn(c, mb["obs"], mb["action"]), y)
+
+        (_, metrics), grads = jax.value_and_grad(loss, has_aux=True)(critic)
+        updates, opt_state = tx.update(grads, opt_state, critic)
+        return (optax.apply_updates(critic, updates), opt_state), metrics
+
+    def actor_step(tx: Any, critic: Any, actor: Any, opt_state: Any, obs: jax.Array):
+        def loss(a):
+            return actor_loss(critic_fn(critic, obs, actor_fn(a, obs))[:, 0])
+
+        (_, metrics), grads = jax.value_and_grad(loss, has_aux=True)(actor)
+        updates, opt_state = tx.update(grads, opt_state, actor)
+        return optax.apply_updates(actor, updates), opt_state, metrics
+
+    def learn(hp: Any, params: TD3Params, opt_state: Any, target: TD3Params, batches: Any,
+              keys: jax.Array):
+        """`g / d` groups of (`d` critic steps, one actor step, Polyak on both targets);
+        `batches` leaves are `[g/d, d, B, ...]`, `keys` `[g/d, d]`."""
+        actor_tx, critic_tx = optimizers(hp)
+
+        def group(carry, inputs):
+            params, (actor_opt, critic_opt), target = carry
+            mbs, ks = inputs
+            (critic, critic_opt), c_metrics = jax.lax.scan(
+                partial(critic_step, hp, critic_tx, target), (params.critic, critic_opt),
+                (mbs, ks))
+            actor, actor_opt, a_metrics = actor_step(
+                actor_tx, critic, params.actor, actor_opt, mbs["obs"][-1])
+            params = TD3Params(actor, critic)
+            target = polyak(target, params, hp.tau)
+            metrics = {**jax.tree.map(jnp.mean, c_metrics), **a_metrics}
+            return (params, (actor_opt, critic_opt), target), metrics
+
+        (params, opt_state, target), metrics = jax.lax.scan(
+            group, (params, opt_state, target), (batches, keys))
+        return params, opt_state, target, jax.tree.map(jnp.mean, metrics)
+
+    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
+        ts_, extras = carry.train_state, carry.extras
+        # Random actions and no learning until `learning_starts` environment steps are stored.
+        learning = ts_.step * steps_per_update >= config.learning_starts
+        key, k_roll, k_sample, k_noise = jax.random.split(carry.key, 4)
+        (env_state, timestep, _), traj = rollout(
+            venv, partial(act, ts_.params.actor, jnp.logical_not(learning), hp),
+            carry.env_state, carry.timestep, k_roll, config.num_steps)
+        f32 = jnp.float32
+        items = {"obs": traj.observation.astype(f32), "action": traj.extras["unit_action"],
+                 "reward": traj.reward.astype(f32), "terminated": traj.terminated,
+                 "next_obs": traj.next_observation.astype(f32)}
+        items = jax.tree.map(lambda x: x.reshape(steps_per_update, *x.shape[2:]), items)
+        buf = buffer.add(extras.buffer, items)
+        batches = jax.tree.map(lambda x: x.reshape(g // d, d, b, *x.shape[1:]),
+                               buffer.sample(buf, k_sample))
+        keys = jax.random.split(k_noise, g).reshape(g // d, d, *k_noise.shape)
+        operands = (ts_.params, ts_.opt_state, extras.target, batches, keys)
+        learnt = partial(learn, hp)
+
+        def skip(params, opt_state, target, batches, keys):
+            zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
+                                 jax.eval_shape(learnt, *operands)[3])
+            return params, opt_state, target, zeros
+
+        # Under vmap (many members) `cond` computes both branches and selects; the warm-up is a
+        # small share of a run.
+        params, opt_state, target, metrics = jax.lax.cond(learning, learnt, skip, *operands)
+        metrics = {**metrics, "learning": learning.astype(jnp.float32),
+                   **episode_metrics(traj.info, traj.terminated, traj.truncated)}
+        new_ts = TrainState(params, opt_state, ts_.step + 1)
+        return RunnerState(new_ts, env_state, timestep, key, TD3Extras(target, buf)), metrics
+
+    return Algorithm(init, update, config.num_updates, steps_per_update)
+
+
+def make_policy(env: Any, config: TD3Config) -> Callable[[Any, jax.Array], jax.Array]:
+    """The trained agent's deterministic action for evaluation: `policy(actor_params, obs [D])
+    -> action [A]` inside the Box bounds, where `actor_params` is
+    `TrainResult.state.train_state.params.actor` (of one member)."""
+    space = check_action_space(env.action_space)
+    d_obs = int(np.prod(env.observation_space.shape))
+    static = eqx.partition(eqx.filter_eval_shape(
+        Actor, jax.random.PRNGKey(0), d_obs, space.shape[0], tuple(config.hidden_sizes),
+        config.activation), eqx.is_array)[1]
+    loc, half_range = (space.high + space.low) / 2, (space.high - space.low) / 2
+
+    def policy(actor_params: Any, obs: jax.Array) -> jax.Array:
+        unit = eqx.combine(actor_params, static)(jnp.reshape(obs, (-1,)).astype(jnp.float32))
+        return loc + half_range * unit
+
+    return policy
+
+
+def make_train(env: Any, config: TD3Config) -> Callable[[jax.Array, Any], TrainResult]:
+    """`train(key, hparams) -> TrainResult`, pure: `jax.jit(jax.vmap(train))` trains many seeds."""
+    return _make_train(make_algorithm(env, config))

@@ -1,0 +1,229 @@
+"""TD3 throughput against rejax's TD3 (JAX) and stable-baselines3's TD3 (PyTorch, CPU).
+
+All three train Pendulum-v1 with the same hyperparameters: one environment, one critic step per
+environment step (update-to-data 1), an actor step and a Polyak update (tau 0.005) every second
+critic step, batch 256, buffer 100k, 1,000 uniformly random warm-up steps, Adam 1e-3 for both
+networks, gamma 0.99, two ReLU layers of 64 for actor and critics, exploration noise N(0, 0.1) and
+target-policy noise N(0, 0.2) clipped to ±0.5 in units of half the action range (rejax takes noise
+in action units: Pendulum's range is [-2, 2], so its values are doubled).
+
+ours and rejax run in this process, one after the other, compile apart from run
+(`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`); rejax's
+periodic evaluation is off. stable-baselines3 runs in a subprocess of a separate virtual environment
+(created on demand with pip: torch's CPU wheel, stable-baselines3, gymnasium) with
+OMP_NUM_THREADS=1 and torch.set_num_threads(1); its time is `model.learn` alone (model construction
+apart), and it may run fewer steps (`--sb3-timesteps`): all are compared per 1e4 environment steps.
+Wall time and CPU time (every thread of the process) are both reported: on a shared machine the
+wall time depends on the share of the cores each process gets, the CPU time much less.
+
+Final returns: ours, the mean of the training episodes (with exploration noise) of the last 5% of
+steps; rejax and ours-greedy, 64 evaluation episodes of the deterministic policy; SB3, the mean of
+its last 20 training episodes (with noise).
+
+    uv run --group bench python tools/bench_td3.py [--timesteps 100000] [--sb3-timesteps 20000]
+        [--sb3-venv /tmp/sb3venv] [--skip-sb3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+HP = dict(num_envs=1, batch_size=256, buffer_size=100_000, learning_starts=1_000, lr=1e-3,
+          gamma=0.99, tau=0.005, exploration_noise=0.1, target_noise=0.2, target_noise_clip=0.5,
+          policy_delay=2, hidden=(64, 64))
+HALF_RANGE = 2.0  # Pendulum-v1 actions lie in [-2, 2]
+
+
+def greedy_return(policy, params, n_episodes: int = 64) -> float:
+    """Mean return of `n_episodes` Pendulum episodes with `policy(params, obs) -> action`."""
+    import gymnax
+    from bench_ppo import FiveTupleEnv
+    from rejax.evaluate import evaluate
+
+    env, env_params = gymnax.make("Pendulum-v1")
+    _, returns = jax.jit(lambda p, k: evaluate(
+        lambda obs, rng: policy(p, obs), k, FiveTupleEnv(env), env_params, n_episodes,
+        env_params.max_steps_in_episode))(params, jax.random.PRNGKey(1))
+    return float(jnp.mean(returns))
+
+
+def ours(timesteps: int):
+    import rl_envs
+    from rl_algos import td3
+    from rl_algos.common import hparams_as_arrays
+
+    env = rl_envs.make("gymnax/Pendulum-v1")
+    # One env: two environment steps per update carry the two critic steps of one policy delay.
+    cfg = td3.TD3Config(total_timesteps=timesteps, num_envs=1, num_steps=HP["policy_delay"],
+                        gradient_steps=HP["policy_delay"], policy_delay=HP["policy_delay"],
+                        batch_size=HP["batch_size"], buffer_size=HP["buffer_size"],
+                        learning_starts=HP["learning_starts"], hidden_sizes=HP["hidden"],
+                        activation="relu")
+    hp = hparams_as_arrays(td3.TD3HParams(
+        actor_lr=HP["lr"], critic_lr=HP["lr"], gamma=HP["gamma"], tau=HP["tau"],
+        exploration_noise=HP["exploration_noise"], target_noise=HP["target_noise"],
+        target_noise_clip=HP["target_noise_clip"]))
+    fn = jax.jit(jax.vmap(td3.make_train(env, cfg)))
+    args = (jax.random.split(jax.random.PRNGKey(0), 1),
+            jax.tree.map(lambda x: x[None], hp))
+    policy = td3.make_policy(env, cfg)
+
+    def final_return(out) -> dict:
+        m = out.metrics
+        w = max(1, m["episode_count"].shape[1] // 20)
+        train = float(np.sum(m["episode_return_sum"][0, -w:])
+                      / max(1.0, float(np.sum(m["episode_count"][0, -w:]))))
+        actor = jax.tree.map(lambda x: x[0], out.state.train_state.params.actor)
+        return dict(train=train, greedy=greedy_return(policy, actor))
+
+    return fn, args, final_return
+
+
+def rejax_td3(timesteps: int):
+    import gymnax
+    from bench_ppo import FiveTupleEnv
+    from rejax import TD3
+
+    env, env_params = gymnax.make("Pendulum-v1")
+    algo = TD3.create(
+        env=FiveTupleEnv(env), env_params=env_params, total_timesteps=timesteps,
+        eval_freq=timesteps, skip_initial_evaluation=True, num_envs=HP["num_envs"],
+        num_epochs=1, buffer_size=HP["buffer_size"], fill_buffer=HP["learning_starts"],
+        batch_size=HP["batch_size"], learning_rate=HP["lr"], gamma=HP["gamma"],
+        polyak=1.0 - HP["tau"], policy_delay=HP["policy_delay"],
+        exploration_noise=HP["exploration_noise"] * HALF_RANGE,
+        target_noise=HP["target_noise"] * HALF_RANGE,
+        target_noise_clip=HP["target_noise_clip"] * HALF_RANGE,
+        actor_kwargs=dict(activation="relu"), critic_kwargs=dict(activation="relu"),
+    )
+    algo = algo.replace(eval_callback=lambda a, ts, rng: jnp.zeros(()))
+    fn = jax.jit(jax.vmap(lambda k: algo.train(k)[0]))
+    args = (jax.random.split(jax.random.PRNGKey(0), 1),)
+
+    def final_return(ts) -> dict:
+        one = jax.tree.map(lambda x: x[0], ts)
+        return dict(train=float("nan"),
+                    greedy=greedy_return(lambda t, obs: algo.make_act(t)(obs, None), one))
+
+    return fn, args, final_return
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process, every thread included (user + system)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def measure(make, timesteps: int) -> dict:
+    fn, args, final_return = make(timesteps)
+    t0 = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    compile_s = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    out = jax.block_until_ready(compiled(*args))
+    run_s, cpu_s = time.perf_counter() - t0, cpu_seconds() - c0
+    return dict(compile=compile_s, run=run_s, cpu=cpu_s, steps=timesteps, **final_return(out))
+
+
+SB3_SCRIPT = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+import gymnasium as gym
+import numpy as np
+from stable_baselines3 import TD3
+from stable_baselines3.common.noise import NormalActionNoise
+
+hp, steps = json.loads(sys.argv[1]), int(sys.argv[2])
+t0 = time.perf_counter()
+env = gym.make("Pendulum-v1")
+half = float(env.action_space.high[0])
+model = TD3("MlpPolicy", env, learning_rate=hp["lr"], buffer_size=hp["buffer_size"],
+            learning_starts=hp["learning_starts"], batch_size=hp["batch_size"], tau=hp["tau"],
+            gamma=hp["gamma"], train_freq=1, gradient_steps=1, policy_delay=hp["policy_delay"],
+            action_noise=NormalActionNoise(np.zeros(1),
+                                           hp["exploration_noise"] * half * np.ones(1)),
+            target_policy_noise=hp["target_noise"], target_noise_clip=hp["target_noise_clip"],
+            policy_kwargs=dict(net_arch=list(hp["hidden"])), device="cpu", seed=0, verbose=0)
+setup = time.perf_counter() - t0
+t0, c0 = time.perf_counter(), time.process_time()
+model.learn(total_timesteps=steps)
+run, cpu = time.perf_counter() - t0, time.process_time() - c0
+rets = [ep["r"] for ep in model.ep_info_buffer]
+print("SB3RESULT " + json.dumps(dict(setup=setup, run=run, cpu=cpu, steps=steps,
+      train=float(np.mean(rets)) if rets else float("nan"), torch=torch.__version__)))
+"""
+
+
+def ensure_sb3_venv(path: Path) -> Path:
+    """The venv's python, created with pip on first use (torch's local CPU wheel)."""
+    python = path / "bin" / "python"
+    probe = [str(python), "-c", "import stable_baselines3, gymnasium, torch"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    print(f"creating {path} (torch 2.13 CPU, stable-baselines3, gymnasium) ...", flush=True)
+    subprocess.run(["python3", "-m", "venv", str(path)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0",
+                    "stable-baselines3", "gymnasium"], check=True)
+    return python
+
+
+def sb3(python: Path, timesteps: int) -> dict:
+    # NB: SB3's action noise is in action units; hp carries the relative value, scaled inside.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    proc = subprocess.run([str(python), "-c", SB3_SCRIPT, json.dumps(HP), str(timesteps)],
+                          capture_output=True, text=True, env=env)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SB3RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"the stable-baselines3 run failed:\n{proc.stderr[-2000:]}")
+    r = json.loads(lines[-1].removeprefix("SB3RESULT "))
+    return dict(compile=r["setup"], run=r["run"], cpu=r["cpu"], steps=r["steps"], train=r["train"],
+                greedy=float("nan"), torch=r["torch"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--timesteps", type=int, default=100_000)
+    ap.add_argument("--sb3-timesteps", type=int, default=20_000)
+    ap.add_argument("--sb3-venv", type=Path, default=Path("/tmp/sb3venv"))
+    ap.add_argument("--skip-sb3", action="store_true")
+    a = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).parent))  # bench_ppo's FiveTupleEnv shim
+    print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, Pendulum-v1, 1 env, "
+          f"update-to-data 1, hparams {HP}", flush=True)
+    res = {}
+    for name, make in (("ours", ours), ("rejax", rejax_td3)):
+        res[name] = measure(make, a.timesteps)
+        print(name, json.dumps(res[name]), flush=True)
+    if not a.skip_sb3:
+        res["sb3"] = sb3(ensure_sb3_venv(a.sb3_venv), a.sb3_timesteps)
+        print("sb3", json.dumps(res["sb3"]), flush=True)
+    print(f"\n{'impl':>6} {'steps':>8} {'compile/setup s':>16} {'run s':>8} {'s per 1e4':>10} "
+          f"{'cpu s per 1e4':>14} {'train ret':>10} {'greedy ret':>11}")
+    for name, r in res.items():
+        r["per1e4"] = r["run"] / r["steps"] * 1e4
+        r["cpu1e4"] = r["cpu"] / r["steps"] * 1e4
+        print(f"{name:>6} {r['steps']:>8,} {r['compile']:>16.2f} {r['run']:>8.2f} "
+              f"{r['per1e4']:>10.2f} {r['cpu1e4']:>14.2f} {r['train']:>10.1f} "
+              f"{r['greedy']:>11.1f}")
+    for other in [k for k in ("rejax", "sb3") if k in res]:
+        o, us = res[other], res["ours"]
+        print(f"ours vs {other}: wall time per 1e4 steps {us['per1e4'] / o['per1e4']:.2f}x "
+              f"(speed-up {o['per1e4'] / us['per1e4']:.1f}x), CPU time per 1e4 steps "
+              f"{us['cpu1e4'] / o['cpu1e4']:.2f}x (speed-up {o['cpu1e4'] / us['cpu1e4']:.1f}x); "
+              f"compile/setup {us['compile'] / o['compile']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
