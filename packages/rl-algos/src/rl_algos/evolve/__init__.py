@@ -7,7 +7,9 @@ from rl_algos.evolve.es import (
     STRATEGIES,
     GenerationResult,
     Strategy,
+    baseline_keys,
     generation_keys,
+    initial_state,
     inner_keys,
     make_strategy,
     run_generation,
@@ -22,6 +24,6 @@ from rl_algos.evolve.targets import (
 )
 
 __all__ = ["STRATEGIES", "TARGETS", "GenerationResult", "MetaTarget", "Strategy",
-           "ValueLossHParams", "combine_fitness", "final_return", "generation_keys", "get_target",
-           "inner_keys", "learned_value_loss", "make_baseline", "make_evaluate", "make_strategy",
-           "run_generation"]
+           "ValueLossHParams", "baseline_keys", "combine_fitness", "final_return",
+           "generation_keys", "get_target", "initial_state", "inner_keys", "learned_value_loss",
+           "make_baseline", "make_evaluate", "make_strategy", "run_generation"]

@@ -47,6 +47,20 @@ def make_strategy(name: str, population: int, template: Any, sigma: float,
     return Strategy(es, es.default_params.replace(std_init=jnp.asarray(sigma, jnp.float32)))
 
 
+# fold_in indices reserved for the start of a run (generations use 0, 1, 2, ...).
+_INIT_INDEX, _BASELINE_INDEX = 2**31 - 1, 2**31 - 2
+
+
+def initial_state(strategy: Strategy, root: jax.Array, mean: Any) -> Any:
+    """The strategy's state at generation 0, centred on the meta-parameters `mean`."""
+    return strategy.es.init(jax.random.fold_in(root, _INIT_INDEX), mean, strategy.params)
+
+
+def baseline_keys(root: jax.Array, num_envs: int, num_seeds: int) -> jax.Array:
+    """`[E, S]` inner seeds of the hand-designed baseline run (fixed for the whole run)."""
+    return inner_keys(jax.random.fold_in(root, _BASELINE_INDEX), num_envs, num_seeds)
+
+
 def generation_keys(root: jax.Array, generation: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     k_ask, k_eval, k_tell = jax.random.split(jax.random.fold_in(root, generation), 3)
     return k_ask, k_eval, k_tell
