@@ -100,9 +100,9 @@ def plan(req: EvolveRequest) -> EvolvePlan:
                                                             req.total_timesteps, 1)):
         if value < low:
             raise UserError(f"{name} must be >= {low}, got {value}")
-    for name, value in (("--sigma", req.sigma), ("--es-lr", req.es_lr)):
-        if not value > 0:
-            raise UserError(f"{name} must be > 0, got {value}")
+    for name, fvalue in (("--sigma", req.sigma), ("--es-lr", req.es_lr)):
+        if not fvalue > 0:
+            raise UserError(f"{name} must be > 0, got {fvalue}")
     if not 0 < req.window <= 1:
         raise UserError(f"--window must be in (0, 1], got {req.window}")
     if not req.envs:
@@ -157,18 +157,12 @@ def compile_programs(p: EvolvePlan, with_baseline: bool) -> tuple[Any, Any, floa
         jax.random.PRNGKey(0))
     keys_shape = jax.ShapeDtypeStruct((e, s, 2), np.uint32)
     t0 = time.perf_counter()
+    run: Any
     if p.mesh is None:
-        compiled = jax.jit(evaluate).lower(pop_shape, keys_shape).compile()
-        run = compiled
+        run = jax.jit(evaluate).lower(pop_shape, keys_shape).compile()
     else:
-        from rl_core import (
-            member_sharding,
-            pad_members,
-            padded_size,
-            put_members,
-            replicated,
-            to_host,
-        )
+        from rl_core import pad_members, padded_size, put_members, to_host
+        from rl_core.parallel import member_sharding, replicated
 
         padded = padded_size(req.population, p.mesh)
         shape = jax.tree.map(lambda x: jax.ShapeDtypeStruct((padded, *x.shape[1:]), x.dtype),
@@ -177,9 +171,11 @@ def compile_programs(p: EvolvePlan, with_baseline: bool) -> tuple[Any, Any, floa
         compiled = jax.jit(evaluate, in_shardings=(member_sharding(p.mesh), rep),
                            out_shardings=rep).lower(shape, keys_shape).compile()
 
-        def run(population: Any, keys: Any) -> Any:
+        def sharded(population: Any, keys: Any) -> Any:
             pop = put_members(pad_members(to_host(population), padded), p.mesh)
             return to_host(compiled(pop, jax.device_put(keys, rep)))[:req.population]
+
+        run = sharded
 
     baseline = None
     if with_baseline:
@@ -275,6 +271,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     p = plan(req)  # every user mistake surfaces here, before any file or compile
 
     import jax
+    import jax.numpy as jnp
 
     from rl_algos import evolve
     from rl_cli.evolve_plots import plot_fitness, plot_meta_function
@@ -326,7 +323,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
 
         def fitness_of(returns: Any) -> Any:
             return evolve.combine_fitness(returns, None if norm is None else
-                                          np.asarray(norm, np.float32))
+                                          jnp.asarray(norm, jnp.float32))
 
         for g in range(prog.next_generation, req.generations):
             dog.beat(f"running generation {g + 1}/{req.generations}")

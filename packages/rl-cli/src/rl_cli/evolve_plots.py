@@ -50,8 +50,8 @@ def meta_function_grids(target: Any, params: Any, hparams: Any,
     import jax.numpy as jnp
 
     plot = target.plot
-    xs = np.linspace(*plot.x_range, n, dtype=np.float32)
-    ys = np.linspace(*plot.y_range, n, dtype=np.float32)
+    xs = np.linspace(plot.x_range[0], plot.x_range[1], n).astype(np.float32)
+    ys = np.linspace(plot.y_range[0], plot.y_range[1], n).astype(np.float32)
     x, y = np.meshgrid(xs, ys)
     learned = np.asarray(target.learned(params, jnp.asarray(x), jnp.asarray(y)))
     hand = np.asarray(target.hand(jnp.asarray(x), jnp.asarray(y), hparams))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -214,7 +215,8 @@ def evolve(meta: str | None, algo: str | None, envs: tuple[str, ...], strategy: 
     from rl_cli.evolve import EvolveRequest, execute_evolve, load_request
     from rl_cli.overrides import parse_assignments
 
-    given = {"meta": meta, "algo": algo, "envs": list(envs) or None, "strategy": strategy,
+    given: dict[str, Any] = {
+             "meta": meta, "algo": algo, "envs": list(envs) or None, "strategy": strategy,
              "population": population, "inner_seeds": inner_seeds,
              "total_timesteps": total_timesteps, "hidden": hidden, "sigma": sigma,
              "es_lr": es_lr, "init_scale": init_scale, "seed": seed,

@@ -65,4 +65,6 @@ def load_meta_params(path: Path, target: str) -> Any:
                         f"[{f_in}, H], b1 [H], w2 [H]; {hint}")
     if not all(np.all(np.isfinite(a)) for a in (w1, b1, w2)):
         raise UserError(f"--meta-params {path}: the parameters contain NaN or inf; {hint}")
-    return MetaMLP(*(np.asarray(a, np.float32) for a in (w1, b1, w2)))
+    import jax.numpy as jnp
+
+    return MetaMLP(*(jnp.asarray(a, jnp.float32) for a in (w1, b1, w2)))
