@@ -146,7 +146,7 @@ def test_generation_step_maximises_fitness(name: str) -> None:
     first = None
     for g in range(30):
         state, res = run_generation(strategy, state, root, g, evaluate, 1, 1,
-                                    lambda r: r[:, 0, 0])
+                                    lambda r, ref: r[:, 0, 0])
         first = res.fitness.mean() if first is None else first
     mean = strategy.es.get_mean(state)["x"]
     assert res.fitness.mean() > first + 5.0

@@ -53,7 +53,7 @@ class EvolveRequest:
     seed: int = 0
     sets: dict[str, str] = field(default_factory=dict)
     preset: str | None = None
-    baseline: bool = True  # train hand-designed PPO on the same budget as a reference
+    baseline: bool = True  # train hand-designed PPO on each generation's inner seeds as well
     normalise: bool | None = None  # fitness relative to that baseline (default: several envs)
     window: float = 0.1  # fraction of the last updates whose episodes score an agent
     devices: int | None = None
@@ -191,12 +191,11 @@ class Progress:
     """What a checkpoint holds besides the strategy state."""
 
     def __init__(self, next_generation: int, best_fitness: float, best_params: Any,
-                 best_generation: int, baseline: np.ndarray | None):
+                 best_generation: int):
         self.next_generation = next_generation
         self.best_fitness = best_fitness
         self.best_params = best_params
         self.best_generation = best_generation
-        self.baseline = baseline
 
 
 def save_checkpoint(run_dir: Path, state: Any, prog: Progress) -> None:
@@ -206,10 +205,9 @@ def save_checkpoint(run_dir: Path, state: Any, prog: Progress) -> None:
 
     leaves = {f"state_{i}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
     best = {f"best_{k}": np.asarray(v) for k, v in prog.best_params._asdict().items()}
-    extra = {} if prog.baseline is None else {"baseline": prog.baseline}
     save_npz(run_dir / CHECKPOINT, next_generation=np.asarray(prog.next_generation),
              best_fitness=np.asarray(prog.best_fitness),
-             best_generation=np.asarray(prog.best_generation), **leaves, **best, **extra)
+             best_generation=np.asarray(prog.best_generation), **leaves, **best)
 
 
 def load_checkpoint(run_dir: Path, state_like: Any, params_like: Any) -> tuple[Any, Progress]:
@@ -232,7 +230,7 @@ def load_checkpoint(run_dir: Path, state_like: Any, params_like: Any) -> tuple[A
                                 for x, y in zip(stored, like, strict=True)])
     best = type(params_like)(**{k: data[f"best_{k}"] for k in params_like._fields})
     prog = Progress(int(data["next_generation"]), float(data["best_fitness"]), best,
-                    int(data["best_generation"]), data.get("baseline"))
+                    int(data["best_generation"]))
     return state, prog
 
 
@@ -287,7 +285,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
                             f"to continue")
     else:
         run_dir = _run_dir(logdir, req, run_name)
-        prog = Progress(0, -math.inf, p.template, -1, None)
+        prog = Progress(0, -math.inf, p.template, -1)
     (run_dir / SETTINGS).write_text(json.dumps({
         "request": dataclasses.asdict(req), "config": dataclasses.asdict(p.config),
         "hparams": p.hparams._asdict(), "num_meta_params": int(p.strategy.es.num_dims),
@@ -309,27 +307,18 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     with Watchdog(watchdog_seconds) as dog:
         dog.beat("compiling the population's training program")
         with console.status("compiling the population's training program…", spinner="dots"):
-            evaluate, baseline_fn, compile_s = compile_programs(
-                p, req.baseline and prog.baseline is None)
+            evaluate, baseline_fn, compile_s = compile_programs(p, req.baseline)
         console.print(f"compiled in {compile_s:.2f} s")
-        if baseline_fn is not None:
-            dog.beat("training the PPO baseline")
-            with console.status("training hand-designed PPO on the same budget…"):
-                prog.baseline = np.nanmean(np.asarray(baseline_fn(
-                    evolve.baseline_keys(root, e, s))), axis=-1)
-            console.print("PPO baseline (mean final return): " + ", ".join(
-                f"{n} {b:.2f}" for n, b in zip(req.envs, prog.baseline, strict=True)))
-        norm = prog.baseline if req.normalised else None
 
-        def fitness_of(returns: Any) -> Any:
-            return evolve.combine_fitness(returns, None if norm is None else
-                                          jnp.asarray(norm, jnp.float32))
+        def fitness_of(returns: Any, reference: Any) -> Any:
+            norm = jnp.nanmean(reference, axis=-1) if req.normalised else None
+            return evolve.combine_fitness(returns, norm)
 
         for g in range(prog.next_generation, req.generations):
             dog.beat(f"running generation {g + 1}/{req.generations}")
             t0 = time.perf_counter()
             state, res = evolve.run_generation(p.strategy, state, root, g, evaluate, e, s,
-                                               fitness_of)
+                                               fitness_of, baseline_fn)
             seconds = time.perf_counter() - t0
             best_now = float(res.fitness[res.best_index])
             if best_now > prog.best_fitness:
@@ -346,12 +335,14 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
             with open(run_dir / HISTORY, "a") as f:
                 f.write(json.dumps(record) + "\n")
             _log_tb(writer, record, req.envs)
-            plot_fitness(run_dir / "fitness.png", history, req, prog.baseline)
+            plot_fitness(run_dir / "fitness.png", history, req)
             plot_meta_function(run_dir / "meta_function.png", p.target, prog.best_params,
                                p.hparams, f"best so far (generation {prog.best_generation})")
+            ppo = "" if res.reference is None else "  PPO " + " ".join(
+                f"{v:.2f}" if v is not None else "-" for v in record["ppo_return"].values())
             console.print(f"gen {g + 1:>3}/{req.generations}  best {best_now:9.3f}  mean "
                           f"{record['mean_fitness']:9.3f}  best so far {prog.best_fitness:9.3f}"
-                          f"  ({seconds:.1f} s)")
+                          f"{ppo}  ({seconds:.1f} s)")
     writer.flush()
     writer.close()
     summary = {
@@ -359,8 +350,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
         "population": req.population, "inner_seeds": s, "steps_per_inner_agent": steps,
         "generations_done": prog.next_generation, "best_fitness": prog.best_fitness,
         "best_generation": prog.best_generation,
-        "baseline_return": None if prog.baseline is None else [float(b) for b in prog.baseline],
-        "fitness_normalised_by_baseline": req.normalised,
+        "fitness_normalised_by_ppo": req.normalised,
         "compile_seconds": compile_s,
         "generation_seconds": [r["seconds"] for r in history],
         "run_dir": str(run_dir),
@@ -379,6 +369,8 @@ def _record(g: int, res: Any, prog: Progress, seconds: float, envs: list[str]) -
         "best_member": res.best_index,
         "best_member_return": {n: _num(per_env[res.best_index, i]) for i, n in enumerate(envs)},
         "mean_return": {n: _num(np.nanmean(per_env[:, i])) for i, n in enumerate(envs)},
+        "ppo_return": None if res.reference is None else {
+            n: _num(np.nanmean(res.reference[i])) for i, n in enumerate(envs)},
         "seconds": round(seconds, 3),
     }
 
@@ -404,8 +396,8 @@ def _log_tb(writer: Any, record: dict[str, Any], envs: list[str]) -> None:
     for k in ("best_fitness", "mean_fitness", "median_fitness", "best_so_far"):
         writer.add_scalar(f"fitness/{k}", record[k], g)
     for n in envs:
-        for k in ("best_member_return", "mean_return"):
-            v = record[k][n]
+        for k in ("best_member_return", "mean_return", "ppo_return"):
+            v = None if record[k] is None else record[k][n]
             if v is not None:
                 writer.add_scalar(f"{k}/{n}", v, g)
     writer.add_scalar("perf/generation_seconds", record["seconds"], g)
@@ -415,9 +407,13 @@ def _log_tb(writer: Any, record: dict[str, Any], envs: list[str]) -> None:
 def _table(history: list[dict[str, Any]], req: EvolveRequest) -> Table:
     t = Table(title=f"rl evolve --meta {req.meta} on {', '.join(req.envs)}: fitness per "
                     f"generation ({'relative to PPO' if req.normalised else 'final return'})")
-    for col in ("generation", "best", "mean", "best so far", "seconds"):
+    for col in ("generation", "best", "mean", "best so far", "PPO return (same seeds)",
+                "seconds"):
         t.add_column(col, justify="right")
     for r in history:
+        ppo = "-" if r.get("ppo_return") is None else " ".join(
+            f"{v:.2f}" if v is not None else "-" for v in r["ppo_return"].values())
         t.add_row(str(r["generation"] + 1), f"{r['best_fitness']:.3f}",
-                  f"{r['mean_fitness']:.3f}", f"{r['best_so_far']:.3f}", f"{r['seconds']:.1f}")
+                  f"{r['mean_fitness']:.3f}", f"{r['best_so_far']:.3f}", ppo,
+                  f"{r['seconds']:.1f}")
     return t

@@ -18,10 +18,9 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_fitness(path: Path, history: list[dict[str, Any]], req: Any,
-                 baseline: np.ndarray | None) -> None:
-    """Best, mean and best-so-far fitness per generation; PPO's level as a dashed line (1 when
-    the fitness is normalised by it, its return on a single environment otherwise)."""
+def plot_fitness(path: Path, history: list[dict[str, Any]], req: Any) -> None:
+    """Best, mean and best-so-far fitness per generation, and PPO's level: 1 when the fitness is
+    normalised by it, otherwise (one environment) its return on each generation's inner seeds."""
     plt = _pyplot()
     gens = [r["generation"] + 1 for r in history]
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -30,8 +29,9 @@ def plot_fitness(path: Path, history: list[dict[str, Any]], req: Any,
     ax.plot(gens, [r["best_so_far"] for r in history], "--", color="gray", label="best so far")
     if req.normalised:
         ax.axhline(1.0, color="k", ls=":", label="PPO (= 1)")
-    elif baseline is not None and len(baseline) == 1:
-        ax.axhline(float(baseline[0]), color="k", ls=":", label="PPO, same budget")
+    elif len(req.envs) == 1 and all(r.get("ppo_return") for r in history):
+        ax.plot(gens, [next(iter(r["ppo_return"].values())) for r in history], "k:", marker=".",
+                label="PPO, same budget and seeds")
     ax.set_xlabel("generation")
     ax.set_ylabel("fitness (relative to PPO)" if req.normalised else "final return")
     ax.set_title(f"rl evolve --meta {req.meta}: {', '.join(req.envs)}\n"

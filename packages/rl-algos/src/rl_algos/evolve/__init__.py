@@ -7,7 +7,6 @@ from rl_algos.evolve.es import (
     STRATEGIES,
     GenerationResult,
     Strategy,
-    baseline_keys,
     generation_keys,
     initial_state,
     inner_keys,
@@ -24,6 +23,6 @@ from rl_algos.evolve.targets import (
 )
 
 __all__ = ["STRATEGIES", "TARGETS", "GenerationResult", "MetaTarget", "Strategy",
-           "ValueLossHParams", "baseline_keys", "combine_fitness", "final_return",
+           "ValueLossHParams", "combine_fitness", "final_return",
            "generation_keys", "get_target", "initial_state", "inner_keys", "learned_value_loss",
            "make_baseline", "make_evaluate", "make_strategy", "run_generation"]

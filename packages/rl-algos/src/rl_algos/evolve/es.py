@@ -2,8 +2,10 @@
 strategy is told. evosax *minimises*, so it is told the negated fitness.
 
 One generation with key k: `k_ask, k_eval, k_tell = split(fold_in(root, generation), 3)`; the
-inner seeds are `split(k_eval, E·S)`. Keys depend only on the root key and the generation index,
-so a run resumed from a saved strategy state repeats an uninterrupted run exactly."""
+inner seeds are `split(k_eval, E·S)`, shared by every member and by the hand-designed reference
+(common random numbers: members are ranked, and compared with PPO, on the same seeds). Keys
+depend only on the root key and the generation index, so a run resumed from a saved strategy
+state repeats an uninterrupted run exactly."""
 
 from __future__ import annotations
 
@@ -48,17 +50,12 @@ def make_strategy(name: str, population: int, template: Any, sigma: float,
 
 
 # fold_in indices reserved for the start of a run (generations use 0, 1, 2, ...).
-_INIT_INDEX, _BASELINE_INDEX = 2**31 - 1, 2**31 - 2
+_INIT_INDEX = 2**31 - 1
 
 
 def initial_state(strategy: Strategy, root: jax.Array, mean: Any) -> Any:
     """The strategy's state at generation 0, centred on the meta-parameters `mean`."""
     return strategy.es.init(jax.random.fold_in(root, _INIT_INDEX), mean, strategy.params)
-
-
-def baseline_keys(root: jax.Array, num_envs: int, num_seeds: int) -> jax.Array:
-    """`[E, S]` inner seeds of the hand-designed baseline run (fixed for the whole run)."""
-    return inner_keys(jax.random.fold_in(root, _BASELINE_INDEX), num_envs, num_seeds)
 
 
 def generation_keys(root: jax.Array, generation: int) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -75,6 +72,7 @@ class GenerationResult(NamedTuple):
     generation: int
     fitness: np.ndarray  # [P], higher is better
     returns: np.ndarray  # [P, E, S] raw final returns of the inner agents
+    reference: np.ndarray | None  # [E, S] the hand-designed algorithm's, same inner seeds
     best_index: int  # member with the best fitness this generation
     best_params: Any  # its meta-parameters (host numpy pytree)
 
@@ -87,18 +85,23 @@ def run_generation(
     evaluate: Callable[[Any, jax.Array], jax.Array],
     num_envs: int,
     num_seeds: int,
-    fitness_of: Callable[[jax.Array], jax.Array],
+    fitness_of: Callable[[jax.Array, jax.Array | None], jax.Array],
+    reference: Callable[[jax.Array], jax.Array] | None = None,
 ) -> tuple[Any, GenerationResult]:
-    """ask → `evaluate(population, keys [E, S]) -> returns [P, E, S]` → `fitness_of(returns) ->
-    [P]` → tell(−fitness). Returns the new strategy state and what happened."""
+    """ask → `evaluate(population, keys [E, S]) -> returns [P, E, S]` (and, if given,
+    `reference(keys) -> [E, S]`: the hand-designed algorithm on the same inner seeds) →
+    `fitness_of(returns, reference_returns) -> [P]` → tell(−fitness). Returns the new strategy
+    state and what happened."""
     es, params = strategy
     k_ask, k_eval, k_tell = generation_keys(root, generation)
     population, state = es.ask(k_ask, state, params)
-    returns = evaluate(population, inner_keys(k_eval, num_envs, num_seeds))
-    fitness = fitness_of(returns)
+    keys = inner_keys(k_eval, num_envs, num_seeds)
+    returns = evaluate(population, keys)
+    ref = None if reference is None else reference(keys)
+    fitness = fitness_of(returns, ref)
     state, _ = es.tell(k_tell, population, -fitness, state, params)
     fitness_np = np.asarray(fitness)
     best = int(np.argmax(fitness_np))
     best_params = jax.tree.map(lambda x: np.asarray(x[best]), population)
-    return state, GenerationResult(generation, fitness_np, np.asarray(returns), best,
-                                   best_params)
+    return state, GenerationResult(generation, fitness_np, np.asarray(returns),
+                                   None if ref is None else np.asarray(ref), best, best_params)

@@ -54,8 +54,9 @@ def make_baseline(
     hparams: PPOHParams,
     window_fraction: float = 0.1,
 ) -> Callable[[jax.Array], jax.Array]:
-    """`baseline(keys [E, S]) -> returns [E, S]` of the hand-designed PPO on the same budget, the
-    reference that normalises fitness across environments."""
+    """`baseline(keys [E, S]) -> returns [E, S]` of the hand-designed PPO on the same budget and
+    inner seeds as the population: the reference each generation is compared with, and the one
+    that normalises fitness across environments."""
     trains = [make_train(ppo_make_algorithm(env, config)) for env in envs]
 
     def run(keys: jax.Array) -> jax.Array:
