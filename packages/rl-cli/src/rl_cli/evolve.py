@@ -5,9 +5,11 @@ from scratch (`S` inner seeds per environment) with them, all in one compiled pr
 meta-parameters are a traced input (sharded over the devices when there are several); the
 agents' final returns give the fitness the strategy is told. After every generation the run
 directory gets the strategy's full state (`checkpoint.npz`), the best meta-parameters so far
-(`best_meta_params.npz`, for `rl run --algo lpo --meta-params`), the distribution mean
-(`mean_meta_params.npz`), one line of `history.jsonl`, TensorBoard scalars and the plots, so a run
-can be stopped at any time and continued with `rl evolve --resume DIR`.
+(`best_meta_params.npz`: the best single member, selected on a noisy fitness) and the strategy's
+mean (`mean_meta_params.npz`: the centre of the search distribution, usually the more reliable
+choice for `rl run --algo lpo --meta-params`), one line of `history.jsonl`, TensorBoard scalars
+and the plots (`fitness.png`; `meta_function.png` for the mean, `meta_function_best.png` for the
+best member), so a run can be stopped at any time and continued with `rl evolve --resume DIR`.
 """
 
 from __future__ import annotations
@@ -303,7 +305,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     console.print(f"[bold]rl evolve[/] --meta {req.meta} · {req.strategy} · population "
                   f"{req.population} x {s} inner seed(s) x {e} env(s) · {steps:,} steps per "
                   f"inner agent · {p.strategy.es.num_dims} meta-parameters · {devices} · "
-                  f"run dir {run_dir}")
+                  f"run dir {run_dir}", soft_wrap=True)
     with Watchdog(watchdog_seconds) as dog:
         dog.beat("compiling the population's training program")
         with console.status("compiling the population's training program…", spinner="dots"):
@@ -336,13 +338,16 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
                 f.write(json.dumps(record) + "\n")
             _log_tb(writer, record, req.envs)
             plot_fitness(run_dir / "fitness.png", history, req)
-            plot_meta_function(run_dir / "meta_function.png", p.target, prog.best_params,
-                               p.hparams, f"best so far (generation {prog.best_generation})")
+            plot_meta_function(run_dir / "meta_function.png", p.target, mean_params, p.hparams,
+                               f"the strategy's mean after generation {g + 1}")
+            plot_meta_function(run_dir / "meta_function_best.png", p.target, prog.best_params,
+                               p.hparams, f"best member so far (generation "
+                                          f"{prog.best_generation + 1})")
             ppo = "" if res.reference is None else "  PPO " + " ".join(
                 f"{v:.2f}" if v is not None else "-" for v in record["ppo_return"].values())
             console.print(f"gen {g + 1:>3}/{req.generations}  best {best_now:9.3f}  mean "
                           f"{record['mean_fitness']:9.3f}  best so far {prog.best_fitness:9.3f}"
-                          f"{ppo}  ({seconds:.1f} s)")
+                          f"{ppo}  ({seconds:.1f} s)", soft_wrap=True)
     writer.flush()
     writer.close()
     summary = {

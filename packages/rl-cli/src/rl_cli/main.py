@@ -87,7 +87,7 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
                    "(one agent uses the whole machine) instead of sharding members.")
 @click.option("--meta-params", type=click.Path(path_type=Path), default=None,
               help="Evolved meta-parameters for algorithms that need them (lpo: the "
-                   "best_meta_params.npz of `rl evolve --meta drift`).")
+                   "mean_meta_params.npz of `rl evolve --meta drift`).")
 @_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,

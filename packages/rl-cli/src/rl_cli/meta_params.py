@@ -39,8 +39,8 @@ def load_meta_params(path: Path, target: str) -> Any:
     says what the file should be."""
     from rl_algos.common.meta import MetaMLP
 
-    hint = f"pass a file written by `rl evolve --meta {target}` (best_meta_params.npz in its run " \
-           f"directory)"
+    hint = f"pass a file written by `rl evolve --meta {target}` (mean_meta_params.npz or " \
+           f"best_meta_params.npz in its run directory)"
     path = Path(path)
     if not path.is_file():
         raise UserError(f"--meta-params {path}: no such file; {hint}")

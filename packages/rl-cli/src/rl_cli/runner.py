@@ -91,7 +91,7 @@ def with_meta_params(spec: Any, hparams: Any, path: Path | None) -> Any:
         return hparams
     if path is None:
         raise UserError(f"{spec.name} trains with an evolved {spec.meta_target}: pass "
-                        f"--meta-params FILE (best_meta_params.npz from "
+                        f"--meta-params FILE (mean_meta_params.npz from "
                         f"`rl evolve --meta {spec.meta_target}`)")
     return hparams._replace(**{spec.meta_field: load_meta_params(path, spec.meta_target)})
 
