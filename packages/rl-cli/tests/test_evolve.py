@@ -1,10 +1,14 @@
 """`rl evolve` end to end at tiny size: a stopped and resumed run repeats the uninterrupted one
-generation by generation, the files and plots are written, the evolved drift trains an `lpo`
-agent, the value-loss target runs, and bad input is one line with nothing written."""
+(sharded over 4 simulated devices) generation by generation, the files and plots are written, the
+evolved drift trains an `lpo` agent, the value-loss target runs, and bad input is one line with
+nothing written."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,9 +16,9 @@ import pytest
 
 from rl_cli.main import main
 
-# 4 members x 1 inner seed, 8 updates of 128 steps; a large inner learning rate and large initial
+# 6 members x 1 inner seed, 8 updates of 128 steps; a large inner learning rate and large initial
 # meta-weights make the members' drifts matter even in so short a run.
-TINY = ["--no-compile-cache", "evolve", "--env", "gymnax/CartPole-v1", "--population", "4",
+TINY = ["--no-compile-cache", "evolve", "--env", "gymnax/CartPole-v1", "--population", "6",
         "--inner-seeds", "1", "--total-timesteps", "1024", "--hidden", "8", "--sigma", "1.0",
         "--init-scale", "3", "--no-baseline", "--set", "num_envs=4", "--set", "num_steps=32",
         "--set", "num_minibatches=2", "--set", "num_epochs=2", "--set", "lr=0.01"]
@@ -37,10 +41,28 @@ def npz(path: Path) -> dict[str, np.ndarray]:
         return {k: f[k] for k in f.files}
 
 
-def test_resumed_run_repeats_the_uninterrupted_one(tmp_path: Path, capsys) -> None:
-    code, _, err = run_cli([*TINY, "--generations", "3", "--logdir", str(tmp_path),
-                            "--run-name", "full"], capsys)
-    assert code == 0, err
+def run_on_devices(argv: list[str], devices: int) -> None:
+    """`rl ...` in a fresh process that sees `devices` simulated CPU devices (the count is fixed
+    when JAX starts), sharing the test suite's persistent compilation cache."""
+    import jax
+
+    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"}
+    if jax.config.jax_compilation_cache_dir:
+        env["JAX_COMPILATION_CACHE_DIR"] = str(jax.config.jax_compilation_cache_dir)
+        env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
+    code = "import sys; from rl_cli.main import main; main(sys.argv[1:])"
+    p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                       timeout=900, env=env)
+    assert p.returncode == 0, p.stderr[-4000:]
+
+
+def test_resumed_run_repeats_the_uninterrupted_sharded_one(tmp_path: Path, capsys) -> None:
+    """The uninterrupted run shards its 6 members over 4 devices (padded to 8); the stopped and
+    resumed one runs on 1 device. Both must give the same fitness, generation by generation."""
+    run_on_devices([*TINY, "--generations", "3", "--logdir", str(tmp_path), "--run-name", "full"],
+                   devices=4)
+    summary = json.loads((tmp_path / "full" / "summary.json").read_text())
+    assert summary["parallelism"] == "population sharded over 4 devices", summary
     code, _, err = run_cli([*TINY, "--generations", "2", "--logdir", str(tmp_path),
                             "--run-name", "part"], capsys)
     assert code == 0, err

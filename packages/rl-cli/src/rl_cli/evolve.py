@@ -355,7 +355,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
         "population": req.population, "inner_seeds": s, "steps_per_inner_agent": steps,
         "generations_done": prog.next_generation, "best_fitness": prog.best_fitness,
         "best_generation": prog.best_generation,
-        "fitness_normalised_by_ppo": req.normalised,
+        "fitness_normalised_by_ppo": req.normalised, "parallelism": devices,
         "compile_seconds": compile_s,
         "generation_seconds": [r["seconds"] for r in history],
         "run_dir": str(run_dir),
