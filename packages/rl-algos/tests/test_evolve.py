@@ -32,11 +32,12 @@ def test_learned_drift_is_a_valid_drift_for_any_parameters(seed: int) -> None:
     p = random_params(seed, 8)
     adv = jnp.linspace(-3.0, 3.0, 13)
     ones = jnp.ones_like(adv)
-    np.testing.assert_allclose(learned_drift(p, ones, adv), 0.0, atol=1e-6)
-    grad_r = jax.vmap(jax.grad(lambda r, a: learned_drift(p, r, a)))(ones, adv)
+    drift = jax.jit(learned_drift)
+    np.testing.assert_allclose(drift(p, ones, adv), 0.0, atol=1e-6)
+    grad_r = jax.jit(jax.vmap(jax.grad(learned_drift, argnums=1), (None, 0, 0)))(p, ones, adv)
     np.testing.assert_allclose(grad_r, 0.0, atol=1e-5)
     r, a = jnp.meshgrid(jnp.exp(jnp.linspace(-1.0, 1.0, 41)), adv)
-    values = learned_drift(p, r, a)
+    values = drift(p, r, a)
     assert bool(jnp.all(values >= 0.0))
     assert float(values.max()) > 1e-3  # not trivially zero: the network does shape it
 
@@ -64,7 +65,7 @@ def test_lpo_objective_gradient_at_ratio_one_is_the_advantage() -> None:
     """A valid drift leaves the policy gradient at r = 1 untouched: d/dr [rA − f] = A."""
     hp = LPOHParams(drift=random_params(3, 8))
     adv = jnp.array([-2.0, -0.5, 0.3, 1.7])
-    g = jax.vmap(jax.grad(lambda r, a: lpo_objective(r, a, hp)))(jnp.ones(4), adv)
+    g = jax.jit(jax.vmap(jax.grad(lambda r, a: lpo_objective(r, a, hp))))(jnp.ones(4), adv)
     np.testing.assert_allclose(g, adv, atol=1e-5)
 
 
@@ -78,11 +79,12 @@ def test_ppo_drift_matches_the_clipped_objective() -> None:
 def test_learned_value_loss_is_zero_and_flat_at_the_target() -> None:
     p = random_params(4, 4)
     t = jnp.linspace(-5.0, 5.0, 11)
-    np.testing.assert_allclose(learned_value_loss(p, t, t), 0.0, atol=1e-6)
-    g = jax.vmap(jax.grad(lambda v, y: learned_value_loss(p, v, y)))(t, t)
+    loss = jax.jit(learned_value_loss)
+    np.testing.assert_allclose(loss(p, t, t), 0.0, atol=1e-6)
+    g = jax.jit(jax.vmap(jax.grad(learned_value_loss, argnums=1), (None, 0, 0)))(p, t, t)
     np.testing.assert_allclose(g, 0.0, atol=1e-5)
     v, y = jnp.meshgrid(jnp.linspace(-5, 5, 21), t)
-    assert bool(jnp.all(learned_value_loss(p, v, y) >= 0.0))
+    assert bool(jnp.all(loss(p, v, y) >= 0.0))
 
 
 def test_ppo_loss_value_hook_replaces_the_squared_error() -> None:
@@ -90,11 +92,12 @@ def test_ppo_loss_value_hook_replaces_the_squared_error() -> None:
     z = jnp.zeros(b)
     value, target = jnp.arange(b, dtype=jnp.float32), jnp.ones(b)
     hp = PPOHParams()
-    _, default = ppo_loss(z, z, jnp.ones(b), z, value, value, target, hp,
-                          clip_value_loss=False)
+    _, default = jax.jit(lambda *a: ppo_loss(*a, clip_value_loss=False))(
+        z, z, jnp.ones(b), z, value, value, target, hp)
     np.testing.assert_allclose(default["loss/value"], 0.5 * np.mean((np.arange(b) - 1.0) ** 2))
-    _, hooked = ppo_loss(z, z, jnp.ones(b), z, value, value, target, hp,
-                         value_loss_fn=lambda v, vo, t, h: jnp.sum(jnp.abs(v - t)) + h.vf_coef)
+    _, hooked = jax.jit(lambda *a: ppo_loss(
+        *a, value_loss_fn=lambda v, vo, t, h: jnp.sum(jnp.abs(v - t)) + h.vf_coef))(
+        z, z, jnp.ones(b), z, value, value, target, hp)
     np.testing.assert_allclose(hooked["loss/value"], np.sum(np.abs(np.arange(b) - 1.0)) + 0.5)
 
 

@@ -365,17 +365,27 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     return summary
 
 
+def _nanmean(x: Any, axis: int | None = None) -> Any:
+    """Mean over the finite entries (NaN where there are none: no episode ended), silently."""
+    x = np.asarray(x, np.float64)
+    finite = np.isfinite(x)
+    count = finite.sum(axis=axis)
+    total = np.where(finite, x, 0.0).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
 def _record(g: int, res: Any, prog: Progress, seconds: float, envs: list[str]) -> dict[str, Any]:
     fit = res.fitness
-    per_env = np.nanmean(res.returns, axis=-1)  # [P, E]
+    per_env = _nanmean(res.returns, axis=-1)  # [P, E]
     return {
         "generation": g, "best_fitness": float(fit.max()), "mean_fitness": float(fit.mean()),
         "median_fitness": float(np.median(fit)), "best_so_far": prog.best_fitness,
         "best_member": res.best_index,
         "best_member_return": {n: _num(per_env[res.best_index, i]) for i, n in enumerate(envs)},
-        "mean_return": {n: _num(np.nanmean(per_env[:, i])) for i, n in enumerate(envs)},
+        "mean_return": {n: _num(_nanmean(per_env[:, i])) for i, n in enumerate(envs)},
         "ppo_return": None if res.reference is None else {
-            n: _num(np.nanmean(res.reference[i])) for i, n in enumerate(envs)},
+            n: _num(_nanmean(res.reference[i])) for i, n in enumerate(envs)},
         "seconds": round(seconds, 3),
     }
 

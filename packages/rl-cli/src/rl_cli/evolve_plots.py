@@ -32,6 +32,9 @@ def plot_fitness(path: Path, history: list[dict[str, Any]], req: Any) -> None:
     elif len(req.envs) == 1 and all(r.get("ppo_return") for r in history):
         ax.plot(gens, [next(iter(r["ppo_return"].values())) for r in history], "k:", marker=".",
                 label="PPO, same budget and seeds")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("generation")
     ax.set_ylabel("fitness (relative to PPO)" if req.normalised else "final return")
     ax.set_title(f"rl evolve --meta {req.meta}: {', '.join(req.envs)}\n"
