@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, ppo, pqn, qlearning, td3, vpg
+from rl_algos import dpo, lpo, ppo, pqn, qlearning, td3, vpg
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
@@ -25,6 +25,10 @@ class AlgoSpec:
     # Observation spaces the algorithm can learn from: networks need a Box (flattened to a
     # vector), a tabular method needs Discrete states.
     observation_spaces: tuple[type, ...] = (Box,)
+    # The hparams field that holds evolved meta-parameters (`rl run --meta-params FILE`), and the
+    # `rl evolve --meta` target that writes such files; None for algorithms without one.
+    meta_field: str | None = None
+    meta_target: str | None = None
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
         """The preset for an environment: continuous actions get 'continuous_control' when the
@@ -67,6 +71,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
         dpo.DPOConfig, dpo.DPOHParams, dpo.make_algorithm,
         (Discrete, MultiDiscrete, Box), dpo.PRESETS,
+    ),
+    "lpo": AlgoSpec(
+        "lpo", "Learned Policy Optimisation (PPO's loop with a drift evolved by `rl evolve`)",
+        lpo.LPOConfig, lpo.LPOHParams, lpo.make_algorithm,
+        (Discrete, MultiDiscrete, Box), lpo.PRESETS, meta_field="drift", meta_target="drift",
     ),
     "vpg": AlgoSpec(
         "vpg", "Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -84,12 +85,16 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
 @click.option("--data-parallel", is_flag=True,
               help="Split each agent's environments over the devices and average gradients "
                    "(one agent uses the whole machine) instead of sharding members.")
+@click.option("--meta-params", type=click.Path(path_type=Path), default=None,
+              help="Evolved meta-parameters for algorithms that need them (lpo: the "
+                   "mean_meta_params.npz of `rl evolve --meta drift`).")
 @_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
         run_name: str | None, log_every: int | None, watchdog_seconds: float,
-        no_progress: bool, data_parallel: bool, devices: int | None, coordinator: str | None,
-        num_processes: int | None, process_id: int | None, distributed_auto: bool) -> None:
+        no_progress: bool, data_parallel: bool, meta_params: Path | None, devices: int | None,
+        coordinator: str | None, num_processes: int | None, process_id: int | None,
+        distributed_auto: bool) -> None:
     """Train agents and write TensorBoard events, metrics, a summary and parameters."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.runner import RunRequest, execute
@@ -103,7 +108,7 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
         sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
         logdir=logdir, run_name=run_name, log_every=log_every,
         watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
-        data_parallel=data_parallel,
+        data_parallel=data_parallel, meta_params=meta_params,
     )
     execute(req)
 
@@ -157,6 +162,82 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
     )
     _start_distributed(coordinator, num_processes, process_id, distributed_auto)
     execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress)
+
+
+@cli.command()
+@click.option("--meta", default=None, help="What to evolve: drift (LPO) or value_loss "
+              "[default: drift].")
+@click.option("--algo", default=None, help="Inner algorithm whose part is evolved [default: ppo].")
+@click.option("--env", "envs", multiple=True, metavar="ID",
+              help="Inner environment (repeatable: fitness averaged over them, relative to PPO).")
+@click.option("--strategy", default=None,
+              help="Evolution strategy: open_es, snes or cma_es [default: open_es].")
+@click.option("--population", type=int, default=None, help="Meta-parameter vectors per "
+              "generation [default: 16].")
+@click.option("--generations", type=int, default=None, help="Total generations [default: 10]; "
+              "with --resume, the new total.")
+@click.option("--inner-seeds", type=int, default=None,
+              help="Agents trained per member and environment [default: 2].")
+@click.option("--total-timesteps", type=float, default=None,
+              help="Environment steps per inner agent [default: 5e4].")
+@click.option("--hidden", type=int, default=None, help="Meta-network width [default: 32].")
+@click.option("--sigma", type=float, default=None, help="Search noise std [default: 0.1].")
+@click.option("--es-lr", type=float, default=None, help="open_es step size (Adam) [default: 0.05].")
+@click.option("--init-scale", type=float, default=None,
+              help="Scale of the initial meta-network weights [default: 0.5].")
+@click.option("--seed", type=int, default=None, help="Root seed [default: 0].")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a PPO config field or hyperparameter of the inner agents.")
+@click.option("--preset", default=None, help="PPO preset of the inner agents ('none': defaults).")
+@click.option("--baseline/--no-baseline", default=None,
+              help="Train hand-designed PPO on the same budget as a reference [default: on].")
+@click.option("--normalise/--no-normalise", default=None,
+              help="Fitness relative to PPO's return [default: on with several --env].")
+@click.option("--window", type=float, default=None, help="Fraction of the last updates whose "
+              "episodes score an agent [default: 0.1].")
+@click.option("--resume", type=click.Path(path_type=Path), default=None,
+              help="Continue the run in this directory with its recorded settings.")
+@click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))
+@click.option("--run-name", default=None,
+              help="Run directory name (default: evolve-META-ENV-time).")
+@click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              help="Stop with an error if a generation makes no progress for this long (0: off).")
+@click.option("--devices", type=int, default=None,
+              help="Use the first N devices (default: all, the population sharded over them).")
+def evolve(meta: str | None, algo: str | None, envs: tuple[str, ...], strategy: str | None,
+           population: int | None, generations: int | None, inner_seeds: int | None,
+           total_timesteps: float | None, hidden: int | None, sigma: float | None,
+           es_lr: float | None, init_scale: float | None, seed: int | None,
+           sets: tuple[str, ...], preset: str | None, baseline: bool | None,
+           normalise: bool | None, window: float | None, resume: Path | None, logdir: Path,
+           run_name: str | None, watchdog_seconds: float, devices: int | None) -> None:
+    """Evolve a part of PPO (its drift: LPO, or its value loss) with an evolution strategy."""
+    from rl_cli.evolve import EvolveRequest, execute_evolve, load_request
+    from rl_cli.overrides import parse_assignments
+
+    given: dict[str, Any] = {
+             "meta": meta, "algo": algo, "envs": list(envs) or None, "strategy": strategy,
+             "population": population, "inner_seeds": inner_seeds,
+             "total_timesteps": total_timesteps, "hidden": hidden, "sigma": sigma,
+             "es_lr": es_lr, "init_scale": init_scale, "seed": seed,
+             "sets": parse_assignments(sets) or None, "preset": preset, "baseline": baseline,
+             "normalise": normalise, "window": window, "devices": devices}
+    if resume is not None:
+        extra = [k for k, v in given.items() if v is not None]
+        if extra:
+            raise UserError(f"--resume continues a run with the settings in its evolve.json; "
+                            f"only --generations may change (drop --{extra[0].replace('_', '-')})")
+        if run_name is not None:
+            raise UserError("--resume writes into the run's own directory; drop --run-name")
+        req = load_request(resume, generations)
+    else:
+        if total_timesteps is not None and not float(total_timesteps).is_integer():
+            raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
+        if total_timesteps is not None:
+            given["total_timesteps"] = int(total_timesteps)
+        given["generations"] = generations
+        req = EvolveRequest(**{k: v for k, v in given.items() if v is not None})
+    execute_evolve(req, logdir, run_name, resume, watchdog_seconds)
 
 
 def _env_kwargs(items: tuple[str, ...]) -> dict[str, object]:

@@ -38,6 +38,7 @@ class RunRequest:
     progress: bool = True
     devices: int | None = None  # None: every device (members sharded over them)
     data_parallel: bool = False  # one agent's environments split over the devices
+    meta_params: Path | None = None  # evolved meta-parameters (algorithms with a meta_field)
 
 
 @dataclass
@@ -68,12 +69,45 @@ def prepare(req: RunRequest) -> Prepared:
     if preset == "none":
         preset = None
     config, hparams = build_config(spec, preset, req.sets, req.total_timesteps)
+    hparams = with_meta_params(spec, hparams, req.meta_params)
     algorithm = build_algorithm(spec, env, config, req)
     if req.log_every is not None and (req.log_every < 1
                                       or algorithm.num_updates % req.log_every):
         raise UserError(f"--log-every {req.log_every} must divide the number of updates "
                         f"({algorithm.num_updates})")
     return Prepared(spec, env, config, hparams, preset, algorithm)
+
+
+def with_meta_params(spec: Any, hparams: Any, path: Path | None) -> Any:
+    """Fills the algorithm's meta-parameter field (LPO's drift) from `--meta-params`; refuses a
+    missing file for an algorithm that needs one, and a file for one that has no such field."""
+    from rl_cli.meta_params import load_meta_params
+
+    if spec.meta_field is None:
+        if path is not None:
+            users = ", ".join(a.name for a in _algorithms() if a.meta_field) or "none"
+            raise UserError(f"--meta-params only applies to algorithms with an evolved component "
+                            f"({users}); drop it for {spec.name}")
+        return hparams
+    if path is None:
+        raise UserError(f"{spec.name} trains with an evolved {spec.meta_target}: pass "
+                        f"--meta-params FILE (mean_meta_params.npz from "
+                        f"`rl evolve --meta {spec.meta_target}`)")
+    return hparams._replace(**{spec.meta_field: load_meta_params(path, spec.meta_target)})
+
+
+def _algorithms() -> list[Any]:
+    import rl_algos
+
+    return list(rl_algos.ALGORITHMS.values())
+
+
+def hparams_record(spec: Any, hparams: Any, meta_params: Path | None) -> dict[str, Any]:
+    """The hyperparameters for config.json: meta-parameters appear as the file they came from."""
+    record = as_jsonable(hparams)
+    if spec.meta_field is not None:
+        record[spec.meta_field] = str(meta_params)
+    return record
 
 
 def check_devices(devices: int | None) -> int:
@@ -167,7 +201,8 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
     seeds = [req.seed + i for i in range(n)]
     names = [f"seed_{s}" for s in seeds]
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
-    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hparams_as_arrays(prep.hparams))
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)),
+                      hparams_as_arrays(prep.hparams))
     chunk_len = req.log_every or chunk_length(algo.num_updates)
     total_steps = algo.num_updates * algo.steps_per_update
 
@@ -175,7 +210,8 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
     config_record = {
         "algo": req.algo, "env": req.env, "env_kwargs": req.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
-        "hparams": as_jsonable(prep.hparams), "num_updates": algo.num_updates,
+        "hparams": hparams_record(prep.spec, prep.hparams, req.meta_params),
+        "num_updates": algo.num_updates,
         "steps_per_update": algo.steps_per_update, "log_every_updates": chunk_len,
         "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
         "process_count": jax.process_count(),

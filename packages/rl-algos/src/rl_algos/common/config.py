@@ -13,6 +13,7 @@ import dataclasses
 import typing
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 
 
@@ -26,9 +27,10 @@ def require(cond: bool, msg: str) -> None:
 
 
 def hparams_as_arrays(hp: Any) -> Any:
-    """float32 scalars for every traced hyperparameter (a uniform pytree for vmap); `hp` is an
-    hparams NamedTuple."""
-    return hp._make(jnp.asarray(v, jnp.float32) for v in hp)
+    """float32 arrays for every traced hyperparameter (a uniform pytree for vmap); `hp` is an
+    hparams NamedTuple. Scalars become `[]` arrays; a field holding a pytree (the meta-network
+    parameters of LPO) has each of its leaves converted; `None` stays `None`."""
+    return hp._make(jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), v) for v in hp)
 
 
 def field_types(cls: Any) -> dict[str, Any]:

@@ -9,6 +9,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+# `(value [B], old_value [B], target [B], hp) -> scalar` value loss.
+ValueLossFn = Callable[[jax.Array, jax.Array, jax.Array, Any], jax.Array]
+
 
 def clipped_surrogate(ratio: jax.Array, adv: jax.Array, hp: Any) -> jax.Array:
     """PPO-clip, per sample, as a quantity to *maximise*: min(r A, clip(r, 1±ε) A)."""
@@ -39,10 +42,16 @@ def ppo_loss(
     clip_value_loss: bool = True,
     normalize_advantages: bool = True,
     objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
+    value_loss_fn: ValueLossFn | None = None,
     axis_name: str | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """All inputs `[B]`. total = −E[objective(r, Â)] + vf_coef·L_V − ent_coef·E[H], with
     r = exp(log π − log π_old) and Â the advantages, standardised over the minibatch if asked.
+
+    `objective` (per sample, to maximise) and `value_loss_fn` (`(V, V_old, target, hp) ->` scalar
+    L_V; default: `value_loss` with `clip_value_loss`) are the two hooks through which PPO-family
+    methods (DPO, LPO, learned value losses) reuse this loss; both receive the traced `hp`, so
+    meta-parameters carried in it stay inputs of one compiled program.
 
     With `axis_name` (data parallelism: this `[B]` is one device's equal share of the minibatch)
     the standardisation uses the whole minibatch's mean and standard deviation across the axis."""
@@ -56,7 +65,10 @@ def ppo_loss(
     log_ratio = log_prob - old_log_prob
     ratio = jnp.exp(log_ratio)
     pg_loss = -jnp.mean(objective(ratio, advantages, hp))
-    v_loss = value_loss(value, old_value, targets, hp, clip_value_loss)
+    if value_loss_fn is None:
+        v_loss = value_loss(value, old_value, targets, hp, clip_value_loss)
+    else:
+        v_loss = value_loss_fn(value, old_value, targets, hp)
     ent = jnp.mean(entropy)
     total = pg_loss + hp.vf_coef * v_loss - hp.ent_coef * ent
     metrics = {

@@ -28,7 +28,7 @@ from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.networks import ActorCritic, actor_critic_factory
 from rl_algos.common.returns import gae
 from rl_algos.ppo.config import PPOConfig
-from rl_algos.ppo.losses import clipped_surrogate, ppo_loss
+from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
 from rl_core import Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
 from rl_core import make_train as _make_train
 
@@ -44,10 +44,12 @@ def make_algorithm(
     config: PPOConfig,
     objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
     data_axis: DataAxis | None = None,
+    value_loss_fn: ValueLossFn | None = None,
 ) -> Algorithm:
-    """PPO (or, with another `objective`, a PPO-family method such as DPO) on `env` (one
+    """PPO (or, with another `objective`, a PPO-family method such as DPO or LPO) on `env` (one
     unbatched environment implementing the port); with `data_axis`, one device's share of a
-    data-parallel agent (wrap it with `rl_core.data_parallel`)."""
+    data-parallel agent (wrap it with `rl_core.data_parallel`). `value_loss_fn` replaces the
+    (clipped) squared-error value loss, e.g. by a learned one (see `ppo_loss`)."""
     config.validate()
     n_dev = 1 if data_axis is None else data_axis.size
     if data_axis is not None:
@@ -109,6 +111,7 @@ def make_algorithm(
             clip_value_loss=config.clip_value_loss,
             normalize_advantages=config.normalize_advantages,
             objective=objective,
+            value_loss_fn=value_loss_fn,
             axis_name=None if data_axis is None else data_axis.name,
         )
 

@@ -1,0 +1,21 @@
+"""Learned Policy Optimisation (Lu, Kuba, Letcher, Metz, Schroeder de Witt and Foerster, NeurIPS
+2022, "Discovered Policy Optimisation"): PPO's training loop with the clipped surrogate replaced
+by r·A − f_θ(r, A), where the drift f_θ is a small network whose parameters θ were found by
+meta-evolution (`rl evolve --meta drift`) and are passed in as a traced hyperparameter.
+
+Only the objective differs from PPO: `make_algorithm` is PPO's with `objective=lpo_objective`."""
+
+from rl_algos.lpo.config import PRESETS, LPOConfig, LPOHParams
+from rl_algos.lpo.drift import (
+    DRIFT_FEATURES,
+    drift_features,
+    init_drift,
+    learned_drift,
+    lpo_objective,
+    ppo_drift,
+)
+from rl_algos.lpo.train import make_algorithm, make_train
+
+__all__ = ["DRIFT_FEATURES", "PRESETS", "LPOConfig", "LPOHParams", "drift_features",
+           "init_drift", "learned_drift", "lpo_objective", "make_algorithm", "make_train",
+           "ppo_drift"]

@@ -1,0 +1,434 @@
+"""`rl evolve`: meta-evolution of a part of PPO (its drift, i.e. LPO, or its value loss).
+
+Every generation, an evosax strategy proposes `P` meta-parameter vectors; each trains PPO agents
+from scratch (`S` inner seeds per environment) with them, all in one compiled program whose `[P]`
+meta-parameters are a traced input (sharded over the devices when there are several); the
+agents' final returns give the fitness the strategy is told. After every generation the run
+directory gets the strategy's full state (`checkpoint.npz`), the best meta-parameters so far
+(`best_meta_params.npz`: the best single member, selected on a noisy fitness) and the strategy's
+mean (`mean_meta_params.npz`: the centre of the search distribution, usually the more reliable
+choice for `rl run --algo lpo --meta-params`), one line of `history.jsonl`, TensorBoard scalars
+and the plots (`fitness.png`; `meta_function.png` for the mean, `meta_function_best.png` for the
+best member), so a run can be stopped at any time and continued with `rl evolve --resume DIR`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from rl_cli.errors import UserError
+from rl_cli.meta_params import save_meta_params, save_npz
+from rl_cli.watchdog import Watchdog
+
+CHECKPOINT, HISTORY, SETTINGS = "checkpoint.npz", "history.jsonl", "evolve.json"
+BEST, MEAN = "best_meta_params.npz", "mean_meta_params.npz"
+
+
+@dataclass
+class EvolveRequest:
+    """Everything that defines an evolution run (saved as evolve.json, reloaded by --resume)."""
+
+    meta: str = "drift"
+    algo: str = "ppo"
+    envs: list[str] = field(default_factory=lambda: ["gymnax/CartPole-v1"])
+    strategy: str = "open_es"
+    population: int = 16
+    generations: int = 10
+    inner_seeds: int = 2
+    total_timesteps: int = 50_000  # per inner agent
+    hidden: int = 32
+    sigma: float = 0.1
+    es_lr: float = 0.05
+    init_scale: float = 0.5
+    seed: int = 0
+    sets: dict[str, str] = field(default_factory=dict)
+    preset: str | None = None
+    baseline: bool = True  # train hand-designed PPO on each generation's inner seeds as well
+    normalise: bool | None = None  # fitness relative to that baseline (default: several envs)
+    window: float = 0.1  # fraction of the last updates whose episodes score an agent
+    devices: int | None = None
+
+    @property
+    def normalised(self) -> bool:
+        return len(self.envs) > 1 if self.normalise is None else self.normalise
+
+
+@dataclass
+class EvolvePlan:
+    """Validated and built, nothing compiled or written."""
+
+    req: EvolveRequest
+    target: Any
+    envs: list[Any]
+    config: Any
+    hparams: Any  # PPO's hparams (the target adds its meta-parameters)
+    strategy: Any
+    template: Any  # meta-parameters at the start (the strategy's initial mean)
+    mesh: Any
+
+
+def plan(req: EvolveRequest) -> EvolvePlan:
+    """Checks every input and builds the pieces; raises UserError/ConfigError with the fix."""
+    import jax
+
+    import rl_algos
+    import rl_envs
+    from rl_cli.overrides import build_config
+    from rl_cli.runner import member_mesh_for
+
+    try:
+        from rl_algos import evolve
+    except ImportError as e:
+        raise UserError(f"rl evolve needs evosax 0.3 ({e}); install it with "
+                        f"`pip install 'rl-algos[evolve]'`") from None
+    if req.algo != "ppo":
+        raise UserError(f"rl evolve evolves parts of PPO: --algo must be ppo, got '{req.algo}'")
+    for name, value, low in (("--population", req.population, 2),
+                             ("--generations", req.generations, 1),
+                             ("--inner-seeds", req.inner_seeds, 1),
+                             ("--hidden", req.hidden, 1), ("--total-timesteps",
+                                                            req.total_timesteps, 1)):
+        if value < low:
+            raise UserError(f"{name} must be >= {low}, got {value}")
+    for name, fvalue in (("--sigma", req.sigma), ("--es-lr", req.es_lr)):
+        if not fvalue > 0:
+            raise UserError(f"{name} must be > 0, got {fvalue}")
+    if not 0 < req.window <= 1:
+        raise UserError(f"--window must be in (0, 1], got {req.window}")
+    if not req.envs:
+        raise UserError("give at least one --env")
+    if len(set(req.envs)) != len(req.envs):
+        raise UserError(f"an --env is repeated: {req.envs}")
+    if req.normalised and not req.baseline:
+        raise UserError("normalised fitness is relative to PPO's baseline return: drop "
+                        "--no-baseline (or pass --no-normalise)")
+    target = evolve.get_target(req.meta)
+    spec = rl_algos.get("ppo")
+    envs = [rl_envs.make(e) for e in req.envs]
+    for env in envs:
+        spec.check_env(env)
+    presets = {spec.default_preset(rl_envs.family(e), env.action_space)
+               for e, env in zip(req.envs, envs, strict=True)}
+    preset = req.preset
+    if preset is None:
+        if len(presets) > 1:
+            raise UserError(f"these environments default to different presets "
+                            f"({', '.join(sorted(str(p) for p in presets))}); the inner agents "
+                            f"share one configuration: pass --preset")
+        preset = presets.pop()
+    if preset == "none":
+        preset = None
+    config, hparams = build_config(spec, preset, req.sets, req.total_timesteps)
+    strategy = evolve.make_strategy(req.strategy, req.population,
+                                    target.init(jax.random.PRNGKey(0), req.hidden, 1.0),
+                                    req.sigma, req.es_lr)
+    template = target.init(jax.random.fold_in(jax.random.PRNGKey(req.seed), 1), req.hidden,
+                           req.init_scale)
+    return EvolvePlan(req, target, envs, config, hparams, strategy, template,
+                      member_mesh_for(req.devices))
+
+
+# --------------------------------------------------------------------------- compiled programs
+
+
+def compile_programs(p: EvolvePlan, with_baseline: bool) -> tuple[Any, Any, float]:
+    """`(evaluate, baseline, compile_seconds)`: `evaluate(population, keys[E, S]) -> returns
+    [P, E, S]` compiled once for the padded population (sharded over the mesh's devices when
+    there is one), `baseline(keys) -> [E, S]` (None unless `with_baseline`)."""
+    import jax
+
+    from rl_algos import evolve
+
+    req = p.req
+    e, s = len(p.envs), req.inner_seeds
+    evaluate = evolve.make_evaluate(p.target, p.envs, p.config, p.hparams, req.window)
+    pop_shape = jax.eval_shape(lambda k: p.strategy.es.ask(
+        k, evolve.initial_state(p.strategy, k, p.template), p.strategy.params)[0],
+        jax.random.PRNGKey(0))
+    keys_shape = jax.ShapeDtypeStruct((e, s, 2), np.uint32)
+    t0 = time.perf_counter()
+    run: Any
+    if p.mesh is None:
+        run = jax.jit(evaluate).lower(pop_shape, keys_shape).compile()
+    else:
+        from rl_core import pad_members, padded_size, put_members, to_host
+        from rl_core.parallel import member_sharding, replicated
+
+        padded = padded_size(req.population, p.mesh)
+        shape = jax.tree.map(lambda x: jax.ShapeDtypeStruct((padded, *x.shape[1:]), x.dtype),
+                             pop_shape)
+        rep = replicated(p.mesh)
+        compiled = jax.jit(evaluate, in_shardings=(member_sharding(p.mesh), rep),
+                           out_shardings=rep).lower(shape, keys_shape).compile()
+
+        def sharded(population: Any, keys: Any) -> Any:
+            pop = put_members(pad_members(to_host(population), padded), p.mesh)
+            return to_host(compiled(pop, jax.device_put(keys, rep)))[:req.population]
+
+        run = sharded
+
+    baseline = None
+    if with_baseline:
+        baseline = jax.jit(evolve.make_baseline(p.envs, p.config, p.hparams, req.window)).lower(
+            keys_shape).compile()
+    return run, baseline, time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+class Progress:
+    """What a checkpoint holds besides the strategy state."""
+
+    def __init__(self, next_generation: int, best_fitness: float, best_params: Any,
+                 best_generation: int):
+        self.next_generation = next_generation
+        self.best_fitness = best_fitness
+        self.best_params = best_params
+        self.best_generation = best_generation
+
+
+def save_checkpoint(run_dir: Path, state: Any, prog: Progress) -> None:
+    """The strategy's whole state (every leaf, in tree order) and the run's progress, in one
+    atomically replaced file."""
+    import jax
+
+    leaves = {f"state_{i}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
+    best = {f"best_{k}": np.asarray(v) for k, v in prog.best_params._asdict().items()}
+    save_npz(run_dir / CHECKPOINT, next_generation=np.asarray(prog.next_generation),
+             best_fitness=np.asarray(prog.best_fitness),
+             best_generation=np.asarray(prog.best_generation), **leaves, **best)
+
+
+def load_checkpoint(run_dir: Path, state_like: Any, params_like: Any) -> tuple[Any, Progress]:
+    import jax
+    import jax.numpy as jnp
+
+    path = run_dir / CHECKPOINT
+    if not path.is_file():
+        raise UserError(f"--resume {run_dir}: no {CHECKPOINT} (the run stopped before its first "
+                        f"generation finished); start it again without --resume")
+    with np.load(path, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files}
+    like = jax.tree.leaves(state_like)
+    stored = [data.get(f"state_{i}") for i in range(len(like))]
+    if any(x is None or x.shape != np.shape(y) for x, y in zip(stored, like, strict=True)):
+        raise UserError(f"--resume {run_dir}: {CHECKPOINT} does not match the strategy recorded "
+                        f"in {SETTINGS}; was either file edited?")
+    state = jax.tree.unflatten(jax.tree.structure(state_like),
+                               [jnp.asarray(x, dtype=np.asarray(y).dtype)
+                                for x, y in zip(stored, like, strict=True)])
+    best = type(params_like)(**{k: data[f"best_{k}"] for k in params_like._fields})
+    prog = Progress(int(data["next_generation"]), float(data["best_fitness"]), best,
+                    int(data["best_generation"]))
+    return state, prog
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _run_dir(logdir: Path, req: EvolveRequest, run_name: str | None) -> Path:
+    name = run_name or (f"evolve-{req.meta}-{req.envs[0].replace('/', '_')}-"
+                        f"{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    path, i = logdir / name, 1
+    while path.exists():
+        i += 1
+        path = logdir / f"{name}-{i}"
+    path.mkdir(parents=True)
+    return path
+
+
+def load_request(run_dir: Path, generations: int | None) -> EvolveRequest:
+    """The request recorded in `run_dir/evolve.json`, with a new total of generations if given."""
+    path = run_dir / SETTINGS
+    if not path.is_file():
+        raise UserError(f"--resume {run_dir}: no {SETTINGS} there; pass the directory of an "
+                        f"`rl evolve` run")
+    recorded = json.loads(path.read_text())["request"]
+    req = EvolveRequest(**recorded)
+    if generations is not None:
+        req.generations = generations
+    return req
+
+
+def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: str | None = None,
+                   resume: Path | None = None, watchdog_seconds: float = 600.0,
+                   console: Console | None = None) -> dict[str, Any]:
+    """Runs (or continues) an evolution; returns the summary written to summary.json."""
+    console = console or Console()
+    p = plan(req)  # every user mistake surfaces here, before any file or compile
+
+    import jax
+    import jax.numpy as jnp
+
+    from rl_algos import evolve
+    from rl_cli.evolve_plots import plot_fitness, plot_meta_function
+
+    root = jax.random.PRNGKey(req.seed)
+    state = evolve.initial_state(p.strategy, root, p.template)
+    if resume is not None:
+        run_dir = resume
+        state, prog = load_checkpoint(run_dir, state, p.template)
+        if prog.next_generation >= req.generations:
+            raise UserError(f"--resume {run_dir}: {prog.next_generation} generations are done "
+                            f"already; pass --generations N with N > {prog.next_generation} "
+                            f"to continue")
+    else:
+        run_dir = _run_dir(logdir, req, run_name)
+        prog = Progress(0, -math.inf, p.template, -1)
+    (run_dir / SETTINGS).write_text(json.dumps({
+        "request": dataclasses.asdict(req), "config": dataclasses.asdict(p.config),
+        "hparams": p.hparams._asdict(), "num_meta_params": int(p.strategy.es.num_dims),
+        "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
+        "command": sys.argv}, indent=2))
+    history = _read_history(run_dir, prog.next_generation)
+
+    from tensorboardX import SummaryWriter
+
+    writer = SummaryWriter(str(run_dir / "tb"), purge_step=prog.next_generation)
+    e, s = len(p.envs), req.inner_seeds
+    steps = p.config.num_updates * p.config.batch_size
+    devices = "1 device" if p.mesh is None else f"population sharded over {p.mesh.devices.size} " \
+                                                f"devices"
+    console.print(f"[bold]rl evolve[/] --meta {req.meta} · {req.strategy} · population "
+                  f"{req.population} x {s} inner seed(s) x {e} env(s) · {steps:,} steps per "
+                  f"inner agent · {p.strategy.es.num_dims} meta-parameters · {devices} · "
+                  f"run dir {run_dir}", soft_wrap=True)
+    with Watchdog(watchdog_seconds) as dog:
+        dog.beat("compiling the population's training program")
+        with console.status("compiling the population's training program…", spinner="dots"):
+            evaluate, baseline_fn, compile_s = compile_programs(p, req.baseline)
+        console.print(f"compiled in {compile_s:.2f} s")
+
+        def fitness_of(returns: Any, reference: Any) -> Any:
+            norm = jnp.nanmean(reference, axis=-1) if req.normalised else None
+            return evolve.combine_fitness(returns, norm)
+
+        for g in range(prog.next_generation, req.generations):
+            dog.beat(f"running generation {g + 1}/{req.generations}")
+            t0 = time.perf_counter()
+            state, res = evolve.run_generation(p.strategy, state, root, g, evaluate, e, s,
+                                               fitness_of, baseline_fn)
+            seconds = time.perf_counter() - t0
+            best_now = float(res.fitness[res.best_index])
+            if best_now > prog.best_fitness:
+                prog.best_fitness, prog.best_params, prog.best_generation = (
+                    best_now, res.best_params, g)
+            prog.next_generation = g + 1
+            mean_params = p.strategy.es.get_mean(state)
+            save_checkpoint(run_dir, state, prog)
+            save_meta_params(run_dir / BEST, req.meta, prog.best_params, prog.best_generation,
+                             prog.best_fitness)
+            save_meta_params(run_dir / MEAN, req.meta, mean_params, g, math.nan)
+            record = _record(g, res, prog, seconds, req.envs)
+            history.append(record)
+            with open(run_dir / HISTORY, "a") as f:
+                f.write(json.dumps(record) + "\n")
+            _log_tb(writer, record, req.envs)
+            plot_fitness(run_dir / "fitness.png", history, req)
+            plot_meta_function(run_dir / "meta_function.png", p.target, mean_params, p.hparams,
+                               f"the strategy's mean after generation {g + 1}")
+            plot_meta_function(run_dir / "meta_function_best.png", p.target, prog.best_params,
+                               p.hparams, f"best member so far (generation "
+                                          f"{prog.best_generation + 1})")
+            ppo = "" if res.reference is None else "  PPO " + " ".join(
+                f"{v:.2f}" if v is not None else "-" for v in record["ppo_return"].values())
+            console.print(f"gen {g + 1:>3}/{req.generations}  best {best_now:9.3f}  mean "
+                          f"{record['mean_fitness']:9.3f}  best so far {prog.best_fitness:9.3f}"
+                          f"{ppo}  ({seconds:.1f} s)", soft_wrap=True)
+    writer.flush()
+    writer.close()
+    summary = {
+        "meta": req.meta, "envs": req.envs, "strategy": req.strategy,
+        "population": req.population, "inner_seeds": s, "steps_per_inner_agent": steps,
+        "generations_done": prog.next_generation, "best_fitness": prog.best_fitness,
+        "best_generation": prog.best_generation,
+        "fitness_normalised_by_ppo": req.normalised, "parallelism": devices,
+        "compile_seconds": compile_s,
+        "generation_seconds": [r["seconds"] for r in history],
+        "run_dir": str(run_dir),
+    }
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    console.print(_table(history, req))
+    return summary
+
+
+def _nanmean(x: Any, axis: int | None = None) -> Any:
+    """Mean over the finite entries (NaN where there are none: no episode ended), silently."""
+    x = np.asarray(x, np.float64)
+    finite = np.isfinite(x)
+    count = finite.sum(axis=axis)
+    total = np.where(finite, x, 0.0).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _record(g: int, res: Any, prog: Progress, seconds: float, envs: list[str]) -> dict[str, Any]:
+    fit = res.fitness
+    per_env = _nanmean(res.returns, axis=-1)  # [P, E]
+    return {
+        "generation": g, "best_fitness": float(fit.max()), "mean_fitness": float(fit.mean()),
+        "median_fitness": float(np.median(fit)), "best_so_far": prog.best_fitness,
+        "best_member": res.best_index,
+        "best_member_return": {n: _num(per_env[res.best_index, i]) for i, n in enumerate(envs)},
+        "mean_return": {n: _num(_nanmean(per_env[:, i])) for i, n in enumerate(envs)},
+        "ppo_return": None if res.reference is None else {
+            n: _num(_nanmean(res.reference[i])) for i, n in enumerate(envs)},
+        "seconds": round(seconds, 3),
+    }
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _read_history(run_dir: Path, generations: int) -> list[dict[str, Any]]:
+    """The first `generations` lines of history.jsonl (lines a stopped run wrote after its last
+    checkpoint are dropped, and the file is rewritten to match)."""
+    path = run_dir / HISTORY
+    if not path.is_file():
+        return []
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    kept = [r for r in lines if r["generation"] < generations]
+    path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    return kept
+
+
+def _log_tb(writer: Any, record: dict[str, Any], envs: list[str]) -> None:
+    g = record["generation"]
+    for k in ("best_fitness", "mean_fitness", "median_fitness", "best_so_far"):
+        writer.add_scalar(f"fitness/{k}", record[k], g)
+    for n in envs:
+        for k in ("best_member_return", "mean_return", "ppo_return"):
+            v = None if record[k] is None else record[k][n]
+            if v is not None:
+                writer.add_scalar(f"{k}/{n}", v, g)
+    writer.add_scalar("perf/generation_seconds", record["seconds"], g)
+    writer.flush()
+
+
+def _table(history: list[dict[str, Any]], req: EvolveRequest) -> Table:
+    t = Table(title=f"rl evolve --meta {req.meta} on {', '.join(req.envs)}: fitness per "
+                    f"generation ({'relative to PPO' if req.normalised else 'final return'})")
+    for col in ("generation", "best", "mean", "best so far", "PPO return (same seeds)",
+                "seconds"):
+        t.add_column(col, justify="right")
+    for r in history:
+        ppo = "-" if r.get("ppo_return") is None else " ".join(
+            f"{v:.2f}" if v is not None else "-" for v in r["ppo_return"].values())
+        t.add_row(str(r["generation"] + 1), f"{r['best_fitness']:.3f}",
+                  f"{r['mean_fitness']:.3f}", f"{r['best_so_far']:.3f}", ppo,
+                  f"{r['seconds']:.1f}")
+    return t
