@@ -131,16 +131,18 @@ def executed_ops(hlo_text: str) -> int:
             m = re.search(r"\s([a-z][a-z0-9\-]*)\(", line.split("=", 1)[1])
             if not m or m.group(1) in _NOT_RUN:
                 continue
+            op = m.group(1)
             total += 1
-            if m.group(1) == "while":
+            if op == "while":
                 body = re.search(r"body=%?([\w.\-]+)", line)
                 cond = re.search(r"condition=%?([\w.\-]+)", line)
                 trips = re.search(r'"known_trip_count":\{"n":"(\d+)"', line)
                 inner = sum(count(m.group(1)) for m in (body, cond) if m)
                 total += (int(trips.group(1)) if trips else 1) * inner
-            for callee in re.findall(r"(?:to_apply|calls|branch_computations)=\{?%?([\w.\-]+)",
-                                     line):
-                total += count(callee)
+            elif op in ("call", "conditional"):  # not fusions or reductions: one op each
+                for callee in re.findall(r"(?:to_apply|branch_computations)=\{?%?([\w.\-]+)",
+                                         line):
+                    total += count(callee)
         return total
 
     return count(entry) if entry else 0
