@@ -142,6 +142,7 @@ def test_generation_step_maximises_fitness(name: str) -> None:
     strategy = make_strategy(name, 16, template, 0.5, 0.2)
     root = jax.random.PRNGKey(0)
     state = initial_state(strategy, root, template)
+    asks, tells = strategy.es.ask._cache_size(), strategy.es.tell._cache_size()
 
     def evaluate(pop, keys):
         return -jnp.sum((pop["x"] - 3.0) ** 2, axis=-1)[:, None, None] + 0 * keys.sum()
@@ -154,3 +155,7 @@ def test_generation_step_maximises_fitness(name: str) -> None:
     mean = strategy.es.get_mean(state)["x"]
     assert res.fitness.mean() > first + 5.0
     assert float(jnp.mean(jnp.abs(mean - 3.0))) < 1.0, mean
+    # One compilation of ask and of tell for all 30 generations (no silent recompiles; evosax's
+    # jitted methods share one cache across strategies, hence the difference).
+    assert strategy.es.ask._cache_size() - asks == 1
+    assert strategy.es.tell._cache_size() - tells == 1

@@ -85,11 +85,12 @@ def plan(req: EvolveRequest) -> EvolvePlan:
 
     import rl_algos
     import rl_envs
+    from rl_algos import evolve
     from rl_cli.overrides import build_config
     from rl_cli.runner import member_mesh_for
 
     try:
-        from rl_algos import evolve
+        import evosax  # noqa: F401  (imported by the strategies; checked here for the message)
     except ImportError as e:
         raise UserError(f"rl evolve needs evosax 0.3 ({e}); install it with "
                         f"`pip install 'rl-algos[evolve]'`") from None

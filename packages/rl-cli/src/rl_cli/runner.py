@@ -90,9 +90,10 @@ def with_meta_params(spec: Any, hparams: Any, path: Path | None) -> Any:
                             f"({users}); drop it for {spec.name}")
         return hparams
     if path is None:
-        raise UserError(f"{spec.name} trains with an evolved {spec.meta_target}: pass "
-                        f"--meta-params FILE (mean_meta_params.npz from "
-                        f"`rl evolve --meta {spec.meta_target}`)")
+        raise UserError(f"{spec.name} trains with an evolved {spec.meta_target}: use "
+                        f"`rl run --algo {spec.name} --meta-params FILE` with FILE the "
+                        f"mean_meta_params.npz of `rl evolve --meta {spec.meta_target}` "
+                        f"(rl sweep does not take meta-parameters)")
     return hparams._replace(**{spec.meta_field: load_meta_params(path, spec.meta_target)})
 
 

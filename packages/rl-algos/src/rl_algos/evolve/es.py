@@ -53,9 +53,18 @@ def make_strategy(name: str, population: int, template: Any, sigma: float,
 _INIT_INDEX = 2**31 - 1
 
 
+def strong_types(tree: Any) -> Any:
+    """Every leaf as a strongly typed array of its dtype. evosax's states mix weakly typed leaves
+    (from Python scalars) that `tell` returns strongly typed, and a jitted `ask`/`tell` would
+    silently compile again for the second generation; normalising after every call keeps one
+    signature, hence one compilation, for the whole run."""
+    return jax.tree.map(lambda x: jnp.array(x, dtype=jnp.asarray(x).dtype), tree)
+
+
 def initial_state(strategy: Strategy, root: jax.Array, mean: Any) -> Any:
     """The strategy's state at generation 0, centred on the meta-parameters `mean`."""
-    return strategy.es.init(jax.random.fold_in(root, _INIT_INDEX), mean, strategy.params)
+    return strong_types(strategy.es.init(jax.random.fold_in(root, _INIT_INDEX), mean,
+                                         strategy.params))
 
 
 def generation_keys(root: jax.Array, generation: int) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -95,11 +104,13 @@ def run_generation(
     es, params = strategy
     k_ask, k_eval, k_tell = generation_keys(root, generation)
     population, state = es.ask(k_ask, state, params)
+    state = strong_types(state)
     keys = inner_keys(k_eval, num_envs, num_seeds)
     returns = evaluate(population, keys)
     ref = None if reference is None else reference(keys)
     fitness = fitness_of(returns, ref)
     state, _ = es.tell(k_tell, population, -fitness, state, params)
+    state = strong_types(state)
     fitness_np = np.asarray(fitness)
     best = int(np.argmax(fitness_np))
     best_params = jax.tree.map(lambda x: np.asarray(x[best]), population)
