@@ -187,11 +187,13 @@ def envs(backend: str | None) -> None:
 
     console = Console()
     prefixes = [backend] if backend else list(rl_envs.BACKENDS)
+    missing = []
     for p in prefixes:
         if p not in rl_envs.BACKENDS:
             raise UserError(f"unknown backend '{p}'; known: {', '.join(rl_envs.BACKENDS)}")
         ids = rl_envs.list_envs(p, installed_only=False)
         if not rl_envs.backend_installed(p):
+            missing.append(p)
             console.print(f"[bold]{p}[/]: {len(ids)} environments, not installed — "
                           f"{rl_envs.missing_extra_message(p)}")
             continue
@@ -204,6 +206,9 @@ def envs(backend: str | None) -> None:
             table.add_row(env_id, rl_envs.family(env_id), describe(env.observation_space),
                           describe(env.action_space))
         console.print(table)
+    extras = ", ".join(f"{p} (extra '{rl_envs.BACKENDS[p].extra}')" for p in missing)
+    console.print(f"missing backends: {extras}" if missing else
+                  f"every listed backend is installed: {', '.join(prefixes)}")
 
 
 @cli.command()
