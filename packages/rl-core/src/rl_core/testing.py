@@ -124,11 +124,10 @@ def _check_timestep(env: Any, ts: TimeStep, where: str) -> None:
     if isinstance(obs_space, Box) or _is_box_tree(obs_space):
         # One Box, or a structured observation: a pytree of Boxes (one per part).
         spaces, treedef = jax.tree.flatten(obs_space, is_leaf=lambda s: isinstance(s, Box))
-        try:
-            parts = treedef.flatten_up_to(ts.observation)
-        except (TypeError, ValueError) as e:
-            raise EnvironmentContractError(
-                f"{where}: observation structure does not match observation_space: {e}") from None
+        parts, obs_treedef = jax.tree.flatten(ts.observation)
+        _require(bool(obs_treedef == treedef),  # type: ignore[operator]
+                 f"{where}: observation structure {obs_treedef} does not match "
+                 f"observation_space's {treedef}")
         for space, obs in zip(spaces, parts, strict=True):
             _require(jnp.shape(obs) == space.shape,
                      f"{where}: observation shape {jnp.shape(obs)} != space {space.shape}")

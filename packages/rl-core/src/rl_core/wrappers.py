@@ -300,7 +300,8 @@ class FlattenStructuredObservation(Wrapper):
 
     def __init__(self, env: Any):
         super().__init__(env)
-        parts, self._treedef = jax.tree.flatten(env.observation_space, is_leaf=_is_box)
+        parts, treedef = jax.tree.flatten(env.observation_space, is_leaf=_is_box)
+        self._treedef: Any = treedef
         if not parts or not all(isinstance(s, Box) for s in parts):
             raise ValueError(
                 "FlattenStructuredObservation needs an observation_space that is a pytree of Box "
@@ -323,7 +324,10 @@ class FlattenStructuredObservation(Wrapper):
 
     def flatten(self, obs: Any) -> jax.Array:
         """Pytree of `[..., *part_shape]` -> float32 `[..., D]`."""
-        leaves = self._treedef.flatten_up_to(obs)
+        leaves, treedef = jax.tree.flatten(obs)
+        if treedef != self._treedef:
+            raise ValueError(f"observation structure {treedef} differs from the observation "
+                             f"space's {self._treedef}")
         batch = jnp.shape(leaves[0])[: jnp.ndim(leaves[0]) - len(self._shapes[0])]
         return jnp.concatenate(
             [jnp.reshape(x, (*batch, n)).astype(jnp.float32)

@@ -92,7 +92,7 @@ PRESETS: dict[str, tuple[dict, dict]] = {
     # wide flat observations with unscaled counters (Snake's step_count runs to 4000), hence
     # normalised observations; more environments per update for throughput.
     "jumanji": (
-        dict(total_timesteps=5_000_000, num_envs=64, num_steps=64, num_minibatches=8,
+        dict(total_timesteps=3_276_800, num_envs=64, num_steps=64, num_minibatches=8,
              hidden_sizes=(128, 128), activation="relu", normalize_observations=True),
         dict(lr=5e-4),
     ),
