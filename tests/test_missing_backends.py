@@ -57,3 +57,9 @@ def test_missing_library_names_the_extra(monkeypatch, tmp_path, capsys, prefix: 
 
     code, out, _ = _run_cli(["envs", "--backend", prefix], capsys)
     assert code == 0 and "not installed" in out and f"rl-envs-adapters[{extra}]" in out
+
+
+def test_envs_says_when_every_listed_backend_is_installed(capsys) -> None:
+    code, out, _ = _run_cli(["envs", "--backend", "native"], capsys)
+    assert code == 0 and "native/GridWorld" in out
+    assert "every listed backend is installed: native" in out
