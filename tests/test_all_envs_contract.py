@@ -18,8 +18,9 @@ ALL_IDS = rl_envs.list_envs()
 # packages/rl-envs-adapters/tests/test_gymnax_contract_*.py in the default run already.
 FAST: dict[str, list[str]] = {
     "gymnax": ["gymnax/CartPole-v1"],
-    # Discrete with a mask; MultiDiscrete with per-agent masks (a multi-agent env made single).
-    "jumanji": ["jumanji/Snake-v1", "jumanji/Cleaner-v0"],
+    # Structured observation, Discrete actions with a mask. (MultiDiscrete per-agent masks are
+    # covered by packages/rl-envs-adapters/tests/test_jumanji_adapter.py.)
+    "jumanji": ["jumanji/Snake-v1"],
     "native": ["native/GridWorld"],
 }
 
