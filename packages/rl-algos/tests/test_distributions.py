@@ -122,6 +122,24 @@ def test_multicategorical_log_prob_is_sum_of_factors() -> None:
     assert set(samples[:, 0].tolist()) == {0, 1} and set(samples[:, 1].tolist()) == {0, 1, 2}
 
 
+def test_multicategorical_per_dimension_mask() -> None:
+    dist = MultiCategorical((2, 3))
+    out = jnp.array([0.0, 0.0, 0.0, np.log(2.0), np.log(5.0)], jnp.float32)
+    # The per-dimension masks concatenated: factor 0 all legal, factor 1 forbids value 2.
+    mask = jnp.array([True, True, True, True, False])
+    logits = dist.params(out, mask)
+    # factor 1 renormalised over [1, 2]: p = [1/3, 2/3, 0]
+    np.testing.assert_allclose(np.exp(logits[2:]), [1 / 3, 2 / 3, 0.0], atol=1e-7)
+    # log p([0, 1]) = ln(1/2) + ln(2/3) = -0.6931472 - 0.4054651 = -1.0986123
+    np.testing.assert_allclose(dist.log_prob(logits, jnp.array([0, 1])), -1.0986123, rtol=1e-6)
+    # H = ln 2 + H([1/3, 2/3]) = 0.6931472 + 0.6365142 = 1.3296614
+    np.testing.assert_allclose(dist.entropy(logits), 1.3296614, rtol=1e-6)
+    samples = np.asarray(jax.vmap(lambda k: dist.sample(k, logits))(KEYS))
+    assert set(samples[:, 1].tolist()) == {0, 1}
+    grads = jax.grad(lambda o: dist.entropy(dist.params(o, mask)))(out)
+    assert np.all(np.isfinite(np.asarray(grads)))
+
+
 def test_distribution_for() -> None:
     assert isinstance(distribution_for(Discrete(3)), Categorical)
     assert distribution_for(Discrete(3)).output_size == 3

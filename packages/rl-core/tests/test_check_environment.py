@@ -126,8 +126,14 @@ BROKEN = {
         "non-finite reward",
     ),
     "action mask on a MultiDiscrete space": (
-        dict(act_space=MultiDiscrete((3,))),
-        "action_mask is only defined for Discrete",
+        # A MultiDiscrete mask is the per-dimension masks concatenated: [sum(nvec)] = [4] here,
+        # but the counter env's mask is [3].
+        dict(act_space=MultiDiscrete((2, 2))),
+        r"action_mask must be bool \[4\]",
+    ),
+    "action mask on a Box space": (
+        dict(act_space=Box(-1.0, 1.0, (2,))),
+        "action_mask is only defined for Discrete and MultiDiscrete",
     ),
 }
 
@@ -135,7 +141,7 @@ BROKEN = {
 @pytest.mark.parametrize("name", list(BROKEN))
 def test_broken_env_raises(make_counter_env, name: str) -> None:
     patch, match = BROKEN[name]
-    masked = name == "action mask on a MultiDiscrete space"
+    masked = name.startswith("action mask on a")
     base = make_counter_env(terminate_at=6, with_mask=masked)
     env = Patched(base, **patch)
     with pytest.raises(EnvironmentContractError, match=match):
@@ -163,3 +169,40 @@ def test_missing_method() -> None:
 def test_contract_error_is_an_assertion_error() -> None:
     # So that a failed contract reads as a failed test under pytest.
     assert issubclass(EnvironmentContractError, AssertionError)
+
+
+class _MultiMaskEnv(Wrapper):
+    """The counter env with MultiDiscrete((2, 3)) actions and a per-dimension mask [5]; with
+    `empty_dim`, dimension 1 has no legal value in a live state."""
+
+    def __init__(self, env, empty_dim: bool):
+        super().__init__(env)
+        self._mask = jnp.array([True, True, not empty_dim, False, False])
+
+    @property
+    def action_space(self):
+        return MultiDiscrete((2, 3))
+
+    def reset(self, key):
+        s, ts = self.env.reset(key)
+        return s, ts._replace(info={"action_mask": self._mask})
+
+    def step(self, state, action, key):
+        s, ts = self.env.step(state, action[0], key)
+        return s, ts._replace(info={"action_mask": self._mask})
+
+
+def test_multidiscrete_mask_per_dimension(make_counter_env) -> None:
+    check_environment(_MultiMaskEnv(make_counter_env(), empty_dim=False), num_steps=8)
+    with pytest.raises(EnvironmentContractError, match="dimension with no legal value"):
+        check_environment(_MultiMaskEnv(make_counter_env(), empty_dim=True), num_steps=8)
+
+
+def test_structured_observation_parts_are_checked(make_counter_env) -> None:
+    env = Patched(make_counter_env(),
+                  on_reset=lambda s, ts: (s, ts._replace(observation={"v": ts.observation})),
+                  on_step=lambda s, ts: (s, ts._replace(observation={"v": ts.observation})),
+                  obs_space={"v": Box(0.0, 0.5, (2,))})
+    # The counter's t reaches 1 > 0.5: the part's bounds are checked.
+    with pytest.raises(EnvironmentContractError, match="outside observation_space bounds"):
+        check_environment(env, num_steps=8)

@@ -60,6 +60,16 @@ def test_multidiscrete_sample_and_contains() -> None:
     assert not bool(space.contains(jnp.array([0.0, 0.0, 0.0])))  # not integers
 
 
+def test_multidiscrete_masked_sample_respects_each_dimension() -> None:
+    space = MultiDiscrete((2, 3, 4))
+    # Per-dimension masks concatenated: dim 0 only 1; dim 1 only 0 or 2; dim 2 only 3.
+    mask = jnp.array([False, True, True, False, True, False, False, False, True])
+    samples = np.asarray(jax.vmap(lambda k: space.sample(k, mask))(KEYS))
+    assert set(samples[:, 0].tolist()) == {1}
+    assert set(samples[:, 1].tolist()) == {0, 2}
+    assert set(samples[:, 2].tolist()) == {3}
+
+
 def test_multidiscrete_validation() -> None:
     with pytest.raises(ValueError, match="positive"):
         MultiDiscrete((2, 0))

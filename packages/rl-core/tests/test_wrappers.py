@@ -18,6 +18,7 @@ from rl_core import (
     Discrete,
     EpisodeStatistics,
     FlattenObservation,
+    FlattenStructuredObservation,
     NormalizeObservation,
     NormalizeReward,
     TimeStep,
@@ -381,3 +382,60 @@ def test_flatten_observation_unbatched_wrapper() -> None:
     _, ts = env.reset(KEY)
     assert ts.observation.shape == (9,)
     np.testing.assert_array_equal(ts.observation, [0, 1, 2, 3, 4, 5, 10, 11, 7])
+
+
+# --- FlattenStructuredObservation ------------------------------------------------------------
+
+
+class StructuredEnv(DictObsEnv):
+    """DictObsEnv with a pytree of Box spaces (one per part, bounds included), as adapters of
+    structured-observation libraries (Jumanji) declare them."""
+
+    observation_space = {
+        "b": Pair(x=Box(-np.inf, np.inf, (2,)), y=Box(0.0, 1000.0, ())),
+        "a": Box(-1.0, 1000.0, (2, 3)),
+    }
+
+
+def test_flatten_structured_observation_space_keeps_bounds_and_layout() -> None:
+    env = FlattenStructuredObservation(StructuredEnv())
+    space = env.observation_space
+    assert isinstance(space, Box) and space.shape == (9,) and space.dtype == jnp.float32
+    # Parts in pytree order: a (6 values in [-1, 1000]), b.x (2, unbounded), b.y (1, [0, 1000]).
+    np.testing.assert_array_equal(space.low, [-1] * 6 + [-np.inf] * 2 + [0])
+    np.testing.assert_array_equal(space.high, [1000] * 6 + [np.inf] * 2 + [1000])
+    assert env.layout == {"a": (0, (2, 3)), "b/x": (6, (2,)), "b/y": (8, ())}
+
+
+def test_flatten_structured_observation_round_trips_through_the_stack() -> None:
+    base = StructuredEnv()
+    env = FlattenStructuredObservation(base)
+    venv = VectorEnv(AutoReset(env), 2)
+    state, ts = venv.reset(KEY)
+    assert ts.observation.shape == (2, 9) and ts.observation.dtype == jnp.float32
+    np.testing.assert_array_equal(ts.observation[0], [0, 1, 2, 3, 4, 5, 10, 11, 7])
+    state, ts = venv.step(state, jnp.zeros(2, jnp.int32), KEY)
+    state, ts = venv.step(state, jnp.zeros(2, jnp.int32), KEY)
+    assert bool(np.all(ts.terminated))  # the final observation (t = 2) is flat too
+    np.testing.assert_array_equal(ts.info["final_observation"][1],
+                                  [200, 201, 202, 203, 204, 205, 210, 211, 207])
+    # unflatten is reachable through every wrapper above and keeps the batch axis: a CNN torso
+    # gets the image-like part back with its shape.
+    parts = venv.unflatten(ts.info["final_observation"])
+    expected = jax.tree.map(lambda x: jnp.stack([x, x]).astype(jnp.float32),
+                            base._obs(jnp.int32(2)))
+    assert parts["a"].shape == (2, 2, 3)
+    for got, want in zip(jax.tree.leaves(parts), jax.tree.leaves(expected), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert isinstance(parts["b"], Pair)
+
+
+def test_flatten_structured_observation_refuses_non_box_parts() -> None:
+    with pytest.raises(ValueError, match="pytree of Box"):
+        FlattenStructuredObservation(DictObsEnv())  # its b.y part is Discrete
+
+
+def test_flatten_structured_env_passes_the_contract() -> None:
+    from rl_core import check_environment
+
+    check_environment(FlattenStructuredObservation(StructuredEnv()), num_steps=8)

@@ -261,6 +261,7 @@ def _env_kwargs(items: tuple[str, ...]) -> dict[str, object]:
 def envs(backend: str | None) -> None:
     """List every environment id with its spaces, grouped by backend."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     import rl_envs
@@ -268,13 +269,16 @@ def envs(backend: str | None) -> None:
 
     console = Console()
     prefixes = [backend] if backend else list(rl_envs.BACKENDS)
+    missing = []
     for p in prefixes:
         if p not in rl_envs.BACKENDS:
             raise UserError(f"unknown backend '{p}'; known: {', '.join(rl_envs.BACKENDS)}")
         ids = rl_envs.list_envs(p, installed_only=False)
         if not rl_envs.backend_installed(p):
+            missing.append(p)
+            # escape: rich would take the extra's `[name]` for markup and drop it.
             console.print(f"[bold]{p}[/]: {len(ids)} environments, not installed — "
-                          f"{rl_envs.missing_extra_message(p)}")
+                          f"{escape(rl_envs.missing_extra_message(p))}", soft_wrap=True)
             continue
         table = Table(title=f"{p} ({len(ids)} environments)", title_justify="left")
         table.add_column("id", no_wrap=True)  # ids stay greppable in a narrow terminal
@@ -285,6 +289,9 @@ def envs(backend: str | None) -> None:
             table.add_row(env_id, rl_envs.family(env_id), describe(env.observation_space),
                           describe(env.action_space))
         console.print(table)
+    extras = ", ".join(f"{p} (extra '{rl_envs.BACKENDS[p].extra}')" for p in missing)
+    console.print(escape(f"missing backends: {extras}") if missing else
+                  f"every listed backend is installed: {', '.join(prefixes)}")
 
 
 @cli.command()

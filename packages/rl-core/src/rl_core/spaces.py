@@ -55,11 +55,17 @@ class MultiDiscrete:
         return (len(self.nvec),)
 
     def sample(self, key: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+        """Each dimension uniform over its values, or over its legal ones when `mask` is given:
+        bool `[sum(nvec)]`, the per-dimension masks concatenated (entry `offset_i + v` says
+        whether value `v` is legal in dimension `i`; the layout of factorised logits)."""
         keys = jax.random.split(key, len(self.nvec))
-        return jnp.stack(
-            [jax.random.randint(k, (), 0, n, dtype=jnp.int32)
-             for k, n in zip(keys, self.nvec, strict=True)]
-        )
+        if mask is None:
+            return jnp.stack([jax.random.randint(k, (), 0, n, dtype=jnp.int32)
+                              for k, n in zip(keys, self.nvec, strict=True)])
+        offsets = np.cumsum([0, *self.nvec[:-1]])
+        return jnp.stack([
+            jax.random.categorical(k, jnp.where(mask[o:o + n], 0.0, -jnp.inf)).astype(jnp.int32)
+            for k, o, n in zip(keys, offsets, self.nvec, strict=True)])
 
     def contains(self, x: Any) -> jax.Array:
         x = jnp.asarray(x)

@@ -24,7 +24,10 @@ def _require(cond: Any, msg: str) -> None:
 
 
 def _signature(tree: Any) -> Any:
-    return jax.tree.map(lambda x: (jnp.shape(x), jnp.result_type(x)), tree)
+    """The tree's structure and each leaf's shape and dtype, comparable with `==` (containers
+    are not compared themselves: some define an `__eq__` over array contents)."""
+    leaves, treedef = jax.tree.flatten(tree)
+    return treedef, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves)
 
 
 def check_environment(env: Any, num_steps: int = 64, seed: int = 0) -> None:
@@ -118,19 +121,42 @@ def _check_timestep(env: Any, ts: TimeStep, where: str) -> None:
                  f"{where}: {name} must be bool [], got {jnp.result_type(flag)} {jnp.shape(flag)}")
     _require(isinstance(ts.info, dict), f"{where}: info must be a dict")
     obs_space = env.observation_space
-    if isinstance(obs_space, Box):
-        obs = ts.observation
-        _require(jnp.shape(obs) == obs_space.shape,
-                 f"{where}: observation shape {jnp.shape(obs)} != space {obs_space.shape}")
-        _require(jnp.result_type(obs) == jnp.dtype(obs_space.dtype),
-                 f"{where}: observation dtype {jnp.result_type(obs)} != space {obs_space.dtype}")
-        _require(bool(obs_space.contains(obs)),
-                 f"{where}: observation outside observation_space bounds")
+    if isinstance(obs_space, Box) or _is_box_tree(obs_space):
+        # One Box, or a structured observation: a pytree of Boxes (one per part).
+        spaces, treedef = jax.tree.flatten(obs_space, is_leaf=lambda s: isinstance(s, Box))
+        parts, obs_treedef = jax.tree.flatten(ts.observation)
+        _require(bool(obs_treedef == treedef),  # type: ignore[operator]
+                 f"{where}: observation structure {obs_treedef} does not match "
+                 f"observation_space's {treedef}")
+        for space, obs in zip(spaces, parts, strict=True):
+            _require(jnp.shape(obs) == space.shape,
+                     f"{where}: observation shape {jnp.shape(obs)} != space {space.shape}")
+            _require(jnp.result_type(obs) == jnp.dtype(space.dtype),
+                     f"{where}: observation dtype {jnp.result_type(obs)} != space {space.dtype}")
+            _require(bool(space.contains(obs)),
+                     f"{where}: observation outside observation_space bounds")
     if "action_mask" in ts.info:
         mask = ts.info["action_mask"]
         space = env.action_space
-        _require(isinstance(space, Discrete), "action_mask is only defined for Discrete actions")
-        _require(jnp.shape(mask) == (space.n,) and jnp.result_type(mask) == jnp.bool_,
-                 f"{where}: action_mask must be bool [{space.n}], got {jnp.shape(mask)}")
-        _require(bool(jnp.any(mask)) or bool(ts.terminated) or bool(ts.truncated),
-                 f"{where}: action_mask has no legal action in a live state")
+        _require(isinstance(space, Discrete | MultiDiscrete),
+                 "action_mask is only defined for Discrete and MultiDiscrete actions")
+        size = space.n if isinstance(space, Discrete) else sum(space.nvec)
+        _require(jnp.shape(mask) == (size,) and jnp.result_type(mask) == jnp.bool_,
+                 f"{where}: action_mask must be bool [{size}], got {jnp.shape(mask)}")
+        live = not (bool(ts.terminated) or bool(ts.truncated))
+        if isinstance(space, Discrete):
+            _require(bool(jnp.any(mask)) or not live,
+                     f"{where}: action_mask has no legal action in a live state")
+        else:  # MultiDiscrete: per-dimension masks concatenated, each needs a legal value
+            offsets = np.cumsum([0, *space.nvec[:-1]])
+            legal = [bool(jnp.any(mask[o:o + n])) for o, n in zip(offsets, space.nvec,
+                                                                     strict=True)]
+            _require(all(legal) or not live,
+                     f"{where}: action_mask leaves a dimension with no legal value in a live "
+                     f"state (legal per dimension: {legal})")
+
+
+def _is_box_tree(space: Any) -> bool:
+    leaves = jax.tree.leaves(space, is_leaf=lambda s: isinstance(s, Box))
+    return not isinstance(space, Discrete | MultiDiscrete) and bool(leaves) and all(
+        isinstance(s, Box) for s in leaves)

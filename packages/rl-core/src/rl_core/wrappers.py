@@ -305,3 +305,78 @@ class FlattenObservation(Wrapper):
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
         state, ts = self.env.step(state, action, key)
         return state, self._apply(ts)
+
+
+def _is_box(x: Any) -> bool:
+    return isinstance(x, Box)
+
+
+class FlattenStructuredObservation(Wrapper):
+    """A structured observation (a dict / NamedTuple pytree of arrays, as Jumanji's are) as one
+    float32 vector `[D]`, with a `Box` space that keeps every part's bounds, for one environment
+    whose `observation_space` is the same pytree of `Box`es.
+
+    Unlike `FlattenObservation` (which sits above `VectorEnv` and forgets bounds), it wraps the
+    backend's environment itself, so every wrapper and algorithm above sees an ordinary `Box`
+    observation. It remembers the layout: `unflatten(x)` takes `[..., D]` (any leading batch axes)
+    back to the pytree of `[..., *part_shape]` arrays, so a network that needs an image-like part
+    (a CNN over a grid) asks for it from the flat vector it is given; `layout` names each part's
+    `(offset, shape)`. Parts are concatenated in pytree order (sorted keys for dicts, field order
+    for NamedTuples). `info["final_observation"]`, when present, is flattened the same way.
+    """
+
+    def __init__(self, env: Any):
+        super().__init__(env)
+        parts, treedef = jax.tree.flatten(env.observation_space, is_leaf=_is_box)
+        self._treedef: Any = treedef
+        if not parts or not all(isinstance(s, Box) for s in parts):
+            raise ValueError(
+                "FlattenStructuredObservation needs an observation_space that is a pytree of Box "
+                f"spaces (one per observation part), got {env.observation_space!r}")
+        self._shapes = [tuple(s.shape) for s in parts]
+        self._sizes = [int(np.prod(s, dtype=np.int64)) for s in self._shapes]
+        self._offsets = [int(o) for o in np.cumsum([0, *self._sizes[:-1]])]
+        low = np.concatenate([s.low.reshape(-1) for s in parts])
+        high = np.concatenate([s.high.reshape(-1) for s in parts])
+        self._space = Box(low, high, (sum(self._sizes),), jnp.float32)
+        paths = jax.tree_util.tree_flatten_with_path(env.observation_space, is_leaf=_is_box)[0]
+        self.layout: dict[str, tuple[int, tuple[int, ...]]] = {
+            jax.tree_util.keystr(path, simple=True, separator="/"): (off, shape)
+            for (path, _), off, shape in zip(paths, self._offsets, self._shapes, strict=True)
+        }
+
+    @property
+    def observation_space(self) -> Box:
+        return self._space
+
+    def flatten(self, obs: Any) -> jax.Array:
+        """Pytree of `[..., *part_shape]` -> float32 `[..., D]`."""
+        leaves, treedef = jax.tree.flatten(obs)
+        if treedef != self._treedef:
+            raise ValueError(f"observation structure {treedef} differs from the observation "
+                             f"space's {self._treedef}")
+        batch = jnp.shape(leaves[0])[: jnp.ndim(leaves[0]) - len(self._shapes[0])]
+        return jnp.concatenate(
+            [jnp.reshape(x, (*batch, n)).astype(jnp.float32)
+             for x, n in zip(leaves, self._sizes, strict=True)], axis=-1)
+
+    def unflatten(self, flat: jax.Array) -> Any:
+        """float32 `[..., D]` -> the observation pytree, each part `[..., *part_shape]`."""
+        batch = flat.shape[:-1]
+        parts = [jnp.reshape(flat[..., o:o + n], (*batch, *s))
+                 for o, n, s in zip(self._offsets, self._sizes, self._shapes, strict=True)]
+        return jax.tree.unflatten(self._treedef, parts)
+
+    def _apply(self, ts: TimeStep) -> TimeStep:
+        info = dict(ts.info)
+        if "final_observation" in info:
+            info["final_observation"] = self.flatten(info["final_observation"])
+        return ts._replace(observation=self.flatten(ts.observation), info=info)
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.reset(key)
+        return state, self._apply(ts)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.step(state, action, key)
+        return state, self._apply(ts)

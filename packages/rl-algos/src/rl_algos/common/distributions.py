@@ -71,6 +71,11 @@ class MultiCategorical:
         return jnp.split(logits, self._splits, axis=-1)
 
     def params(self, out: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+        """Per-factor log-probabilities `[sum(nvec)]`. `mask` (bool `[sum(nvec)]`, the
+        per-dimension masks concatenated, as `MultiDiscrete` environments give it) gives illegal
+        values of each factor probability exactly 0."""
+        if mask is not None:
+            out = jnp.where(mask, jax.nn.log_softmax(out), MASKED_LOGIT)
         return jnp.concatenate([jax.nn.log_softmax(f) for f in self._factors(out)], axis=-1)
 
     def noise(self, key: jax.Array, batch_shape: tuple[int, ...]) -> jax.Array:

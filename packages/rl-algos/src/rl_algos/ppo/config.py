@@ -90,6 +90,14 @@ PRESETS: dict[str, tuple[dict, dict]] = {
              activation="relu"),
         dict(lr=5e-3),
     ),
+    # Jumanji's grid and combinatorial tasks (jumanji/Snake-v1 measured, docs/adapters-jumanji.md):
+    # wide flat observations with unscaled counters (Snake's step_count runs to 4000), hence
+    # normalised observations; more environments per update for throughput.
+    "jumanji": (
+        dict(total_timesteps=3_276_800, num_envs=64, num_steps=64, num_minibatches=8,
+             hidden_sizes=(128, 128), activation="relu", normalize_observations=True),
+        dict(lr=5e-4),
+    ),
     "continuous_control": (
         dict(total_timesteps=1_000_000, num_envs=16, num_steps=256, num_epochs=10,
              num_minibatches=32, normalize_observations=True, normalize_rewards=True),
