@@ -64,12 +64,18 @@ class AutoReset(Wrapper):
     The returned observation is the first of the new episode; the real last observation is kept
     in `info["final_observation"]` (equal to `observation` when the episode goes on) so that a
     truncated episode can bootstrap from it. reward/terminated/truncated describe the step taken;
-    entries of STATE_INFO_KEYS (the action mask) follow the new observation.
+    entries of STATE_INFO_KEYS (the action mask) follow the new observation, and the last state's
+    are kept as `info["final_<key>"]` (`final_action_mask`: the legal actions of the state a
+    truncated episode bootstraps from).
     """
 
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         state, ts = self.env.reset(key)
-        return state, ts._replace(info={**ts.info, "final_observation": ts.observation})
+        info = {**ts.info, "final_observation": ts.observation}
+        for k in STATE_INFO_KEYS:
+            if k in ts.info:
+                info[f"final_{k}"] = ts.info[k]
+        return state, ts._replace(info=info)
 
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
         key_step, key_reset = jax.random.split(key)
@@ -79,6 +85,7 @@ class AutoReset(Wrapper):
         info = {**ts.info, "final_observation": ts.observation}
         for k in STATE_INFO_KEYS:
             if k in ts.info:
+                info[f"final_{k}"] = ts.info[k]
                 info[k] = jnp.where(done, ts_re.info[k], ts.info[k])
         new_state = _select(done, state_re, state_st)
         obs = _select(done, ts_re.observation, ts.observation)

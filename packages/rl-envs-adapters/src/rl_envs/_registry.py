@@ -37,6 +37,7 @@ class Backend:
 
 BACKENDS: dict[str, Backend] = {
     "gymnax": Backend("gymnax", "rl_envs.gymnax_adapter", "gymnax", "gymnax"),
+    "pgx": Backend("pgx", "rl_envs.pgx_adapter", "pgx", "pgx"),
     # Environments written here in pure JAX, needing no library.
     "native": Backend("native", "rl_envs.native", None, None),
 }
