@@ -18,3 +18,16 @@ _cache = os.environ.get("RL_TEST_JAX_CACHE") or str(
 jax.config.update("jax_compilation_cache_dir", _cache)
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """Tests marked `slow` (long learning runs, every game of a backend) run only when asked
+    for with `-m slow` (or any -m expression naming it)."""
+    import pytest
+
+    if "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
