@@ -113,12 +113,13 @@ def test_max_moves_truncates_and_illegal_moves_lose() -> None:
         assert bool(ts.truncated) == (i == 1)
     # tic_tac_toe: an agent in the second seat meets one opponent mark; playing there is illegal.
     env = rl_envs.make("pgx/tic_tac_toe")
+    reset = jax.jit(env.reset)
     for seed in range(20):
-        state, ts = env.reset(jax.random.PRNGKey(seed))
+        state, ts = reset(jax.random.PRNGKey(seed))
         if int(state.agent) == 1:
             break
     taken = int(np.argmin(np.asarray(ts.info["action_mask"])))
-    state, ts = env.step(state, jnp.int32(taken), jax.random.PRNGKey(1))
+    state, ts = jax.jit(env.step)(state, jnp.int32(taken), jax.random.PRNGKey(1))
     assert bool(ts.terminated) and float(ts.reward) == -1.0
 
 

@@ -77,6 +77,25 @@ class EvalResult(NamedTuple):
         }
 
 
+def read_record(path: Path) -> dict[str, Any]:
+    """`config.json` of a finished run directory, or a UserError saying what is missing."""
+    if not path.is_dir():
+        raise UserError(f"run directory '{path}' does not exist; pass a directory that "
+                        "`rl run` wrote (runs/<algo>-<env>-<time>)")
+    for name in ("config.json", "params.eqx"):
+        if not (path / name).is_file():
+            raise UserError(f"'{path}' has no {name}: it is not a finished `rl run` directory "
+                            "(runs save config.json at the start and params.eqx at the end)")
+    try:
+        record = json.loads((path / "config.json").read_text())
+        for key in ("algo", "env", "config", "seeds"):
+            record[key]  # noqa: B018  (presence check)
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise UserError(f"{path / 'config.json'} is not a config written by `rl run` "
+                        f"(missing or unreadable: {e})") from None
+    return dict(record)
+
+
 def load_run(run_dir: str | Path) -> LoadedRun:
     """Rebuilds a run's agents from `config.json` and loads `params.eqx`; a directory that is
     not a finished run is a UserError saying what is missing."""
@@ -87,22 +106,10 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     import rl_envs
 
     path = Path(run_dir)
-    if not path.is_dir():
-        raise UserError(f"run directory '{path}' does not exist; pass a directory that "
-                        "`rl run` wrote (runs/<algo>-<env>-<time>)")
-    for name in ("config.json", "params.eqx"):
-        if not (path / name).is_file():
-            raise UserError(f"'{path}' has no {name}: it is not a finished `rl run` directory "
-                            "(runs save config.json at the start and params.eqx at the end)")
-    try:
-        record = json.loads((path / "config.json").read_text())
-        algo, env_id = record["algo"], record["env"]
-        fields = record["config"]
-        members = [f"seed_{s}" for s in record["seeds"]]
-        env_kwargs = dict(record.get("env_kwargs") or {})
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise UserError(f"{path / 'config.json'} is not a config written by `rl run` ({e})") \
-            from None
+    record = read_record(path)
+    algo, env_id, fields = record["algo"], record["env"], record["config"]
+    members = [f"seed_{s}" for s in record["seeds"]]
+    env_kwargs = dict(record.get("env_kwargs") or {})
     spec = rl_algos.get(algo)
     if spec.make_policy is None:
         raise UserError(f"rl eval cannot rebuild '{algo}' agents yet; it supports "
@@ -140,11 +147,11 @@ def evaluate(run_dir: str | Path, num_games: int = 1000, opponent: str = "random
 
     if num_games < 1:
         raise UserError(f"--games must be >= 1, got {num_games}")
-    run = load_run(run_dir)
-    env_id = env_id or run.env_id
+    env_id = env_id or read_record(Path(run_dir))["env"]
     if not env_id.startswith("pgx/"):
         raise UserError(f"rl eval plays pgx games against an opponent, but the environment is "
                         f"'{env_id}'; evaluate a run trained on a pgx/ game (or pass --env)")
+    run = load_run(run_dir)
     kwargs = {k: v for k, v in run.env_kwargs.items()
               if k not in ("opponent", "greedy_prob", "max_moves")}
     env = rl_envs.make(env_id, opponent=opponent, **kwargs)

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
+import numpy as np
 
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.networks import actor_critic_factory
@@ -42,8 +43,9 @@ def actor_critic_policy(env: Any, config: Any) -> Policy:
                          "statistics are not saved with its parameters, so it cannot act "
                          "outside its training run")
     dist: Any = distribution_for(env.action_space)
-    d_obs = sum(int(x.size) for x in jax.tree.leaves(
-        jax.eval_shape(env.reset, jax.random.PRNGKey(0))[1].observation))
+    # the flattened observation's size, as FlattenObservation computes it for training
+    d_obs = sum(int(np.prod(s.shape)) for s in jax.tree.leaves(
+        env.observation_space, is_leaf=lambda s: hasattr(s, "shape")))
     make_model = actor_critic_factory(dist, d_obs, config.hidden_sizes, config.activation)
     like, static = model_structure(make_model)
 
