@@ -29,6 +29,8 @@ class AlgoSpec:
     # `(env, config) -> Policy`: acting with a run's saved parameters (`rl eval`); None when
     # the algorithm has no such policy yet.
     make_policy: Callable[[Any, Any], Policy] | None = None
+    # Environment keyword defaults per preset (under the user's own), where the game takes them.
+    env_presets: dict[str, dict] = field(default_factory=dict)
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
         """The preset for an environment: continuous actions get 'continuous_control' when the
@@ -75,7 +77,7 @@ ALGORITHMS: dict[str, AlgoSpec] = {
     "pqn": AlgoSpec(
         "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
         pqn.PQNConfig, pqn.PQNHParams, pqn.make_algorithm, (Discrete,), pqn.PRESETS,
-        make_policy=pqn.make_policy,
+        make_policy=pqn.make_policy, env_presets=pqn.ENV_PRESETS,
     ),
     "qlearning": AlgoSpec(
         "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",
