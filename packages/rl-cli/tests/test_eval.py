@@ -79,3 +79,16 @@ def test_eval_bad_input_is_one_line(case: str, argv_tail: list[str], hint: str,
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rl: error:") and hint in lines[0], err
     assert not list(tmp_path.rglob("eval-*.json"))
+
+
+@pytest.mark.parametrize("env, env_kwargs, expected", [
+    ("pgx/connect_four", {}, {"opponent": "mixed"}),  # the preset's environment default
+    ("pgx/connect_four", {"opponent": "random"}, {"opponent": "random"}),  # the user's wins
+    ("pgx/othello", {}, {}),  # no greedy player for othello: the game's own default
+])
+def test_pqn_board_game_preset_sets_the_training_opponent(env, env_kwargs, expected) -> None:
+    from rl_cli.runner import RunRequest, prepare
+
+    prep = prepare(RunRequest(algo="pqn", env=env, env_kwargs=env_kwargs))
+    assert prep.preset == "board_game" and prep.env_kwargs == expected
+    assert prep.env.opponent == expected.get("opponent", "random")
