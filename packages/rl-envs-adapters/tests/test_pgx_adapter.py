@@ -182,3 +182,13 @@ def test_bad_options_are_refused_with_the_fix(env_id: str, kwargs: dict, words: 
 def test_single_player_games_have_one_seat() -> None:
     env = rl_envs.make("pgx/minatar-breakout")
     assert env.num_players == 1 and env.family == "minatar"
+
+
+@pytest.mark.slow
+def test_sparrow_mahjong_reset_never_returns_a_finished_game() -> None:
+    # ~1.7% of raw deals end (an opponent's win) before the agent's first move: reset deals again.
+    env = rl_envs.make("pgx/sparrow_mahjong")
+    state, ts = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.PRNGKey(0), 4000))
+    assert not np.any(np.asarray(ts.terminated))
+    np.testing.assert_array_equal(state.game.current_player, state.agent)
+    assert np.all(np.bincount(np.asarray(state.agent)) > 1200)  # three seats, ~1333 each

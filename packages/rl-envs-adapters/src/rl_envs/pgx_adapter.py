@@ -74,6 +74,10 @@ ENV_NAMES: list[str] = [n for names in _FAMILIES.values() for n in names]
 FAMILY: dict[str, str] = {n: fam for fam, names in _FAMILIES.items() for n in names}
 OPPONENTS = ("random", "greedy", "mixed")
 
+# Games that can end before the agent's first move (an opponent's win on the first draws: 67 of
+# 4000 sparrow_mahjong deals); their reset deals again. In the others nothing ends or scores
+# before every player has moved, so the opponents' opening moves carry no reward.
+_MAY_END_BEFORE_AGENT = {"sparrow_mahjong"}
 # A pgx game never needs this many opponent moves in a row; the bound only guarantees that a
 # broken game cannot hang a compiled loop.
 _MAX_OPPONENT_MOVES = 1024
@@ -256,15 +260,23 @@ class PgxEnv:
             info={"action_mask": jnp.asarray(state.game.legal_action_mask, jnp.bool_)},
         )
 
-    def reset(self, key: jax.Array) -> tuple[PgxState, TimeStep]:
+    def _new_game(self, key: jax.Array) -> PgxState:
+        """A fresh game, the agent's seat drawn, the opponents' first moves played."""
         k_init, k_seat, k_opp, k_play = jax.random.split(key, 4)
         game = self._env.init(k_init)
         agent = jax.random.randint(k_seat, (), 0, self.num_players, dtype=jnp.int32)
         greedy = jax.random.uniform(k_opp) < self.greedy_prob
         state = PgxState(game, agent, greedy, jnp.zeros((), jnp.int32))
-        # The reward of opponent moves before the agent's first move is dropped: no pgx game
-        # ends or scores before every player has moved once.
-        state, _ = self._play_opponents(state, k_play)
+        return self._play_opponents(state, k_play)[0]
+
+    def reset(self, key: jax.Array) -> tuple[PgxState, TimeStep]:
+        state = self._new_game(key)
+        if self.name in _MAY_END_BEFORE_AGENT:
+            # A game that ended before the agent's first move is no episode: deal again.
+            state = jax.lax.while_loop(
+                lambda c: c[0].game.terminated,
+                lambda c: (self._new_game(jax.random.fold_in(key, c[1])), c[1] + 1),
+                (state, jnp.ones((), jnp.int32)))[0]
         return state, self._timestep(state, jnp.zeros(()), jnp.zeros((), jnp.bool_))
 
     def step(self, state: PgxState, action: jax.Array, key: jax.Array) -> tuple[PgxState,
