@@ -91,6 +91,11 @@ def test_autoreset_action_mask_follows_the_reset_observation(make_counter_env) -
     np.testing.assert_array_equal(mask[2], [True, True, True])
     # t=1 of the new episode: illegal again.
     np.testing.assert_array_equal(mask[3], [True, False, True])
+    # The ended episode's last mask (t=3: action 1 illegal) is kept for bootstrapping; when the
+    # episode goes on it equals the mask.
+    final = np.asarray(tss.info["final_action_mask"])
+    np.testing.assert_array_equal(final[2], [True, False, True])
+    np.testing.assert_array_equal(final[[0, 1, 3]], mask[[0, 1, 3]])
 
 
 def test_autoreset_on_truncation(make_counter_env) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from rl_algos import dpo, lpo, ppo, pqn, qlearning, td3, vpg
 from rl_algos.common.config import ConfigError
+from rl_algos.common.policy import Policy, actor_critic_policy
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
 
@@ -29,6 +30,11 @@ class AlgoSpec:
     # `rl evolve --meta` target that writes such files; None for algorithms without one.
     meta_field: str | None = None
     meta_target: str | None = None
+    # `(env, config) -> Policy`: acting with a run's saved parameters (`rl eval`); None when
+    # the algorithm has no such policy yet.
+    make_policy: Callable[[Any, Any], Policy] | None = None
+    # Environment keyword defaults per preset (under the user's own), where the game takes them.
+    env_presets: dict[str, dict] = field(default_factory=dict)
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
         """The preset for an environment: continuous actions get 'continuous_control' when the
@@ -65,12 +71,12 @@ ALGORITHMS: dict[str, AlgoSpec] = {
     "ppo": AlgoSpec(
         "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
         ppo.PPOConfig, ppo.PPOHParams, ppo.make_algorithm,
-        (Discrete, MultiDiscrete, Box), ppo.PRESETS,
+        (Discrete, MultiDiscrete, Box), ppo.PRESETS, make_policy=actor_critic_policy,
     ),
     "dpo": AlgoSpec(
         "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
         dpo.DPOConfig, dpo.DPOHParams, dpo.make_algorithm,
-        (Discrete, MultiDiscrete, Box), dpo.PRESETS,
+        (Discrete, MultiDiscrete, Box), dpo.PRESETS, make_policy=actor_critic_policy,
     ),
     "lpo": AlgoSpec(
         "lpo", "Learned Policy Optimisation (PPO's loop with a drift evolved by `rl evolve`)",
@@ -80,11 +86,12 @@ ALGORITHMS: dict[str, AlgoSpec] = {
     "vpg": AlgoSpec(
         "vpg", "Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",
         vpg.VPGConfig, vpg.VPGHParams, vpg.make_algorithm,
-        (Discrete, MultiDiscrete, Box), vpg.PRESETS,
+        (Discrete, MultiDiscrete, Box), vpg.PRESETS, make_policy=actor_critic_policy,
     ),
     "pqn": AlgoSpec(
         "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
         pqn.PQNConfig, pqn.PQNHParams, pqn.make_algorithm, (Discrete,), pqn.PRESETS,
+        make_policy=pqn.make_policy, env_presets=pqn.ENV_PRESETS,
     ),
     "qlearning": AlgoSpec(
         "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",

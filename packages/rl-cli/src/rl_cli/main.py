@@ -256,6 +256,34 @@ def _env_kwargs(items: tuple[str, ...]) -> dict[str, object]:
     return out
 
 
+@cli.command("eval")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--games", default=1000, show_default=True, type=int,
+              help="Games each member plays.")
+@click.option("--opponent", type=click.Choice(["random", "greedy"]), default="random",
+              show_default=True, help="The built-in opponent (pgx games).")
+@click.option("--env", "env_id", default=None,
+              help="Play on this environment instead of the run's (same spaces).")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seeds the games (seats, opponent moves); every member plays the same ones.")
+@click.option("--stochastic", is_flag=True,
+              help="Sample actions as in training instead of acting greedily.")
+def eval_(run_dir: Path, games: int, opponent: str, env_id: str | None, seed: int,
+          stochastic: bool) -> None:
+    """Play a run's trained agents against an opponent: win/draw/loss rates per member
+    (also written to RUN_DIR/eval-<opponent>.json)."""
+    import json
+
+    from rich.console import Console
+
+    from rl_cli.evaluate import eval_table, evaluate
+
+    res = evaluate(run_dir, num_games=games, opponent=opponent, seed=seed, env_id=env_id,
+                   stochastic=stochastic)
+    (Path(res.run_dir) / f"eval-{opponent}.json").write_text(json.dumps(res.as_dict(), indent=2))
+    Console().print(eval_table(res))
+
+
 @cli.command()
 @click.option("--backend", default=None, help="Only this backend (gymnax, ...).")
 def envs(backend: str | None) -> None:

@@ -51,6 +51,7 @@ class Prepared:
     hparams: Any
     preset: str | None
     algorithm: Any
+    env_kwargs: dict[str, Any] = field(default_factory=dict)  # as built, preset defaults included
 
 
 def prepare(req: RunRequest) -> Prepared:
@@ -68,6 +69,7 @@ def prepare(req: RunRequest) -> Prepared:
         rl_envs.family(req.env), env.action_space)
     if preset == "none":
         preset = None
+    env, env_kwargs = apply_env_preset(spec, preset, env, req)
     config, hparams = build_config(spec, preset, req.sets, req.total_timesteps)
     hparams = with_meta_params(spec, hparams, req.meta_params)
     algorithm = build_algorithm(spec, env, config, req)
@@ -75,7 +77,25 @@ def prepare(req: RunRequest) -> Prepared:
                                       or algorithm.num_updates % req.log_every):
         raise UserError(f"--log-every {req.log_every} must divide the number of updates "
                         f"({algorithm.num_updates})")
-    return Prepared(spec, env, config, hparams, preset, algorithm)
+    return Prepared(spec, env, config, hparams, preset, algorithm, env_kwargs)
+
+
+def apply_env_preset(spec: Any, preset: str | None, env: Any,
+                     req: RunRequest) -> tuple[Any, dict[str, Any]]:
+    """The environment with the preset's environment defaults (e.g. PQN's board-game preset
+    trains against the mixed random/greedy opponent) under the user's `--env-arg`s. A game that
+    does not take them (no greedy opponent for othello) keeps its own defaults."""
+    import rl_envs
+
+    extra = {k: v for k, v in spec.env_presets.get(preset, {}).items()
+             if k not in req.env_kwargs}
+    if not extra:
+        return env, dict(req.env_kwargs)
+    kwargs = {**extra, **req.env_kwargs}
+    try:
+        return rl_envs.make(req.env, **kwargs), kwargs
+    except rl_envs.EnvError:
+        return env, dict(req.env_kwargs)
 
 
 def with_meta_params(spec: Any, hparams: Any, path: Path | None) -> Any:
@@ -209,7 +229,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
 
     run_dir = _run_dir(req) if main else None
     config_record = {
-        "algo": req.algo, "env": req.env, "env_kwargs": req.env_kwargs, "preset": prep.preset,
+        "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
         "hparams": hparams_record(prep.spec, prep.hparams, req.meta_params),
         "num_updates": algo.num_updates,

@@ -386,7 +386,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
             run_dir = logdir / f"{name}-{i}"
         run_dir.mkdir(parents=True)
         record = {
-            "algo": req.algo, "env": req.env, "env_kwargs": req.env_kwargs,
+            "algo": req.algo, "env": req.env, "env_kwargs": plan.prepared.env_kwargs,
             "preset": plan.prepared.preset, "grid": req.grid,
             "sample": {k: s._asdict() for k, s in req.sample.items()},
             "num_samples": req.num_samples, "num_seeds": req.num_seeds, "seed": req.seed,

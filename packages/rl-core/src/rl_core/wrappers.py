@@ -79,7 +79,9 @@ class AutoReset(Wrapper):
     The returned observation is the first of the new episode; the real last observation is kept
     in `info["final_observation"]` (equal to `observation` when the episode goes on) so that a
     truncated episode can bootstrap from it. reward/terminated/truncated describe the step taken;
-    entries of STATE_INFO_KEYS (the action mask) follow the new observation.
+    entries of STATE_INFO_KEYS (the action mask) follow the new observation, and the last state's
+    are kept as `info["final_<key>"]` (`final_action_mask`: the legal actions of the state a
+    truncated episode bootstraps from).
 
     `step` takes one key (split here into a step key and a reset key) or that pair already split,
     `[2]` keys (see `Wrapper.step_key_shape`).
@@ -91,7 +93,11 @@ class AutoReset(Wrapper):
 
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         state, ts = self.env.reset(key)
-        return state, ts._replace(info={**ts.info, "final_observation": ts.observation})
+        info = {**ts.info, "final_observation": ts.observation}
+        for k in STATE_INFO_KEYS:
+            if k in ts.info:
+                info[f"final_{k}"] = ts.info[k]
+        return state, ts._replace(info=info)
 
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
         key_step, key_reset = key if key_batch_ndim(key) else jax.random.split(key)
@@ -101,6 +107,7 @@ class AutoReset(Wrapper):
         info = {**ts.info, "final_observation": ts.observation}
         for k in STATE_INFO_KEYS:
             if k in ts.info:
+                info[f"final_{k}"] = ts.info[k]
                 info[k] = jnp.where(done, ts_re.info[k], ts.info[k])
         new_state = _select(done, state_re, state_st)
         obs = _select(done, ts_re.observation, ts.observation)

@@ -38,6 +38,7 @@ class Backend:
 BACKENDS: dict[str, Backend] = {
     "gymnax": Backend("gymnax", "rl_envs.gymnax_adapter", "gymnax", "gymnax"),
     "jumanji": Backend("jumanji", "rl_envs.jumanji_adapter", "jumanji", "jumanji"),
+    "pgx": Backend("pgx", "rl_envs.pgx_adapter", "pgx", "pgx"),
     # Environments written here in pure JAX, needing no library.
     "native": Backend("native", "rl_envs.native", None, None),
 }

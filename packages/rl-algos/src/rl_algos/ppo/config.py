@@ -98,6 +98,13 @@ PRESETS: dict[str, tuple[dict, dict]] = {
              hidden_sizes=(128, 128), activation="relu", normalize_observations=True),
         dict(lr=5e-4),
     ),
+    # pgx board games against a built-in opponent (a win +1, a loss -1): a wider ReLU MLP over
+    # the flattened board planes, 32 envs x 64 steps.
+    "board_game": (
+        dict(total_timesteps=2_000_000, num_envs=32, num_steps=64, num_minibatches=4,
+             hidden_sizes=(128, 128), activation="relu"),
+        dict(lr=3e-4),
+    ),
     "continuous_control": (
         dict(total_timesteps=1_000_000, num_envs=16, num_steps=256, num_epochs=10,
              num_minibatches=32, normalize_observations=True, normalize_rewards=True),

@@ -1,6 +1,7 @@
 """PQN's Q-network: LayerNorm after every hidden layer (the regularisation that lets PQN drop
 the target network, Gallici et al., 2024, Section 4), a small convolution first when the
-observation is an image `[H, W, C]` (MinAtar, board planes), dense layers otherwise."""
+observation is an image `[H, W, C]` (MinAtar, board planes) and `cnn_channels > 0`, dense layers
+on the flattened observation otherwise."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class QNetwork(eqx.Module):
     def __init__(self, key: jax.Array, obs_shape: tuple[int, ...], num_actions: int,
                  hidden_size: int, num_layers: int, cnn_channels: int):
         k_conv, k_head, *k_layers = jax.random.split(key, 2 + num_layers)
-        if len(obs_shape) == 3:  # [H, W, C] image
+        if len(obs_shape) == 3 and cnn_channels > 0:  # [H, W, C] image
             h, w, c = obs_shape
             self.conv = eqx.nn.Conv2d(c, cnn_channels, 3, padding=1, key=k_conv)
             self.conv_norm = eqx.nn.LayerNorm((cnn_channels, h, w))

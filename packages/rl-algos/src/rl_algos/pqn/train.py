@@ -21,6 +21,7 @@ import optax
 
 from rl_algos.common.config import ConfigError
 from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.policy import Policy, model_structure
 from rl_algos.pqn.config import PQNConfig
 from rl_algos.pqn.losses import q_lambda_returns, q_loss
 from rl_algos.pqn.networks import QNetwork
@@ -33,6 +34,18 @@ NEG_INF = -1e30  # masked Q-values: below every real one, finite to keep arithme
 def masked_max(q: jax.Array, mask: jax.Array | None) -> jax.Array:
     """max over the legal actions of `q [..., A]`."""
     return jnp.max(q if mask is None else jnp.where(mask, q, NEG_INF), axis=-1)
+
+
+def epsilon_greedy(q: jax.Array, mask: jax.Array | None, eps: jax.Array | float,
+                   key: jax.Array) -> jax.Array:
+    """int32 `[N]` actions for Q-values `q [N, A]`: with probability `eps` uniform over the legal
+    actions (mask True), else the legal action of highest Q."""
+    legal = jnp.ones_like(q, jnp.bool_) if mask is None else mask
+    greedy = jnp.argmax(jnp.where(legal, q, NEG_INF), axis=-1)
+    k_explore, k_action = jax.random.split(key)
+    random_action = jax.random.categorical(k_action, jnp.where(legal, 0.0, -jnp.inf))
+    explore = jax.random.uniform(k_explore, greedy.shape) < eps
+    return jnp.where(explore, random_action, greedy).astype(jnp.int32)
 
 
 def epsilon_at(update: jax.Array, num_updates: int, hp: Any) -> jax.Array:
@@ -81,14 +94,7 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
 
     def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array):
         q = q_values(params, ts.observation)  # [N, A]
-        mask = ts.info.get("action_mask")
-        legal = jnp.ones_like(q, jnp.bool_) if mask is None else mask
-        greedy = jnp.argmax(jnp.where(legal, q, NEG_INF), axis=-1)
-        k_explore, k_action = jax.random.split(key)
-        random_action = jax.random.categorical(k_action, jnp.where(legal, 0.0, -jnp.inf))
-        explore = jax.random.uniform(k_explore, greedy.shape) < eps
-        action = jnp.where(explore, random_action, greedy).astype(jnp.int32)
-        return action, {}
+        return epsilon_greedy(q, ts.info.get("action_mask"), eps, key), {}
 
     def loss_fn(params: Any, mb: Any):
         q = q_values(params, mb["obs"])
@@ -105,12 +111,10 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
             config.num_steps,
         )
         next_q = jax.vmap(partial(q_values, ts_.params))(traj.next_observation)  # [T, N, A]
-        next_mask = traj.info.get("action_mask")
-        if next_mask is not None:
-            # After an episode ends the mask in `info` is the new episode's; a terminated step
-            # does not bootstrap, and for a truncated one the final state's mask is not kept,
-            # so its max runs over every action.
-            next_mask = jnp.logical_or(next_mask, traj.truncated[..., None])
+        # The legal actions of each true next state: after an episode ends `action_mask` is
+        # the new episode's, so take the final state's (kept by AutoReset); a terminated step
+        # does not bootstrap, a truncated one bootstraps over its final state's legal actions.
+        next_mask = traj.info.get("final_action_mask", traj.info.get("action_mask"))
         targets = q_lambda_returns(traj.reward * hp.reward_scale, masked_max(next_q, next_mask),
                                    traj.terminated, traj.truncated, hp.gamma, hp.q_lambda)
         batch = {"obs": traj.observation, "action": traj.action, "target": targets}
@@ -139,6 +143,22 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
 
     return Algorithm(init, update, num_updates, config.batch_size)
+
+
+def make_policy(env: Any, config: PQNConfig, eps: float = 0.0) -> Policy:
+    """Acting with trained PQN parameters: greedy over the legal actions, or ε-greedy with
+    `eps` when `greedy=False`."""
+    make_model = partial(QNetwork, obs_shape=tuple(env.observation_space.shape),
+                         num_actions=env.action_space.n, hidden_size=config.hidden_size,
+                         num_layers=config.num_layers, cnn_channels=config.cnn_channels)
+    like, static = model_structure(make_model)
+
+    def act(params: Any, obs: jax.Array, mask: jax.Array | None, key: jax.Array,
+            greedy: bool) -> jax.Array:
+        q = jax.vmap(eqx.combine(params, static))(obs)
+        return epsilon_greedy(q, mask, 0.0 if greedy else eps, key)
+
+    return Policy(like, act)
 
 
 def make_train(env: Any, config: PQNConfig) -> Callable[[jax.Array, Any], TrainResult]:

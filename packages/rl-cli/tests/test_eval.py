@@ -1,0 +1,94 @@
+"""`rl eval`: a run directory's agents play pgx games against an opponent (here two untrained
+PQN members written as `rl run` writes them), and every bad input ends in one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import numpy as np
+import pytest
+
+from rl_algos.pqn import PQNConfig, QNetwork
+from rl_cli.main import main
+from rl_cli.overrides import as_jsonable
+
+CONFIG = PQNConfig(hidden_size=16, num_layers=1, cnn_channels=0)
+
+
+def _fake_run(path: Path, env: str = "pgx/tic_tac_toe", params: bool = True) -> Path:
+    """A run directory as `rl run` leaves it: config.json and two members' parameters."""
+    path.mkdir(parents=True)
+    record = {"algo": "pqn", "env": env, "env_kwargs": {}, "seeds": [0, 1],
+              "config": as_jsonable(CONFIG)}
+    (path / "config.json").write_text(json.dumps(record))
+    if params:
+        members = [eqx.filter(QNetwork(jax.random.PRNGKey(s), (3, 3, 2), 9, 16, 1, 0),
+                              eqx.is_array) for s in (0, 1)]
+        eqx.tree_serialise_leaves(path / "params.eqx",
+                                  jax.tree.map(lambda *x: np.stack(x), *members))
+    return path
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+        raise SystemExit(0)
+    out = capsys.readouterr()
+    return exc.value.code or 0, out.out, out.err
+
+
+def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
+    run = _fake_run(tmp_path / "r")
+    code, out, err = run_cli(["eval", str(run), "--games", "300", "--opponent", "greedy"],
+                             capsys)
+    assert code == 0, err
+    assert "seed_0" in out and "seed_1" in out and "vs greedy" in out
+    res = json.loads((run / "eval-greedy.json").read_text())
+    assert res["num_games"] == 300 and res["members"] == ["seed_0", "seed_1"]
+    win, draw, loss = (np.array(res[k]) for k in ("win_rate", "draw_rate", "loss_rate"))
+    np.testing.assert_allclose(win + draw + loss, 1.0)
+    assert res["unfinished"] == [0, 0]
+    # tic-tac-toe pays +1 / -1 / 0: the mean return is the win rate minus the loss rate
+    np.testing.assert_allclose(res["mean_return"], win - loss, atol=1e-6)
+    # an untrained agent loses most games to the one-move look-ahead opponent
+    assert np.all(loss > 0.5), loss
+
+
+@pytest.mark.parametrize("case, argv_tail, hint", [
+    ("missing", [], "does not exist"),
+    ("no_params", [], "has no params.eqx"),
+    ("gymnax", [], "plays pgx games"),
+    ("ok", ["--games", "0"], "--games must be >= 1"),
+    ("ok", ["--env", "pgx/connect_four"], "other spaces"),
+    ("ok", ["--env", "pgx/othello", "--opponent", "greedy"], "greedy opponent exists for"),
+])
+def test_eval_bad_input_is_one_line(case: str, argv_tail: list[str], hint: str,
+                                    tmp_path: Path, capsys) -> None:
+    run = tmp_path / case
+    if case == "no_params":
+        _fake_run(run, params=False)
+    elif case == "gymnax":
+        _fake_run(run, env="gymnax/CartPole-v1")
+    elif case == "ok":
+        _fake_run(run)
+    code, out, err = run_cli(["eval", str(run), *argv_tail], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rl: error:") and hint in lines[0], err
+    assert not list(tmp_path.rglob("eval-*.json"))
+
+
+@pytest.mark.parametrize("env, env_kwargs, expected", [
+    ("pgx/connect_four", {}, {"opponent": "mixed"}),  # the preset's environment default
+    ("pgx/connect_four", {"opponent": "random"}, {"opponent": "random"}),  # the user's wins
+    ("pgx/othello", {}, {}),  # no greedy player for othello: the game's own default
+])
+def test_pqn_board_game_preset_sets_the_training_opponent(env, env_kwargs, expected) -> None:
+    from rl_cli.runner import RunRequest, prepare
+
+    prep = prepare(RunRequest(algo="pqn", env=env, env_kwargs=env_kwargs))
+    assert prep.preset == "board_game" and prep.env_kwargs == expected
+    assert prep.env.opponent == expected.get("opponent", "random")
