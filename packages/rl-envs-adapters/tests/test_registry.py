@@ -45,9 +45,10 @@ def test_known_env_kwarg_is_applied() -> None:
 
 def test_list_envs() -> None:
     ids = rl_envs.list_envs()
-    assert ids == rl_envs.list_envs("gymnax") + rl_envs.list_envs("native")
+    assert ids == [i for p in rl_envs.BACKENDS for i in rl_envs.list_envs(p)]
     assert len(ids) == len(set(ids))
-    assert all(i.startswith(("gymnax/", "native/")) for i in ids)
+    assert all(i.startswith(tuple(f"{p}/" for p in rl_envs.BACKENDS)) for i in ids)
+    assert "gymnax/CartPole-v1" in ids and "native/GridWorld" in ids
     assert set(ids) <= set(rl_envs.all_ids())
     with pytest.raises(rl_envs.UnknownEnvironmentError, match="unknown backend 'nope'"):
         rl_envs.list_envs("nope")

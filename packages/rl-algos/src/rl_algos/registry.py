@@ -12,6 +12,12 @@ from rl_algos import dpo, ppo, pqn, qlearning, vpg
 from rl_algos.common.config import ConfigError
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
+# Environment families whose every task has continuous actions: their own preset (tuned for that
+# family) takes precedence over the generic 'continuous_control' one. Mixed families such as
+# gymnax's 'classic_control' (CartPole and Pendulum) are not listed: their preset is for the
+# discrete tasks.
+CONTINUOUS_FAMILIES = frozenset({"brax"})
+
 
 @dataclass(frozen=True)
 class AlgoSpec:
@@ -27,10 +33,15 @@ class AlgoSpec:
     observation_spaces: tuple[type, ...] = (Box,)
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
-        """The preset for an environment: continuous actions get 'continuous_control' when the
-        algorithm has it, otherwise the environment family's preset if there is one."""
-        if isinstance(action_space, Box) and "continuous_control" in self.presets:
-            return "continuous_control"
+        """The preset for an environment: a family made only of continuous-control tasks
+        (CONTINUOUS_FAMILIES, e.g. 'brax') gets its own preset when the algorithm has one; other
+        continuous actions get 'continuous_control' when the algorithm has it, otherwise the
+        environment family's preset if there is one."""
+        if isinstance(action_space, Box):
+            if family in CONTINUOUS_FAMILIES and family in self.presets:
+                return family
+            if "continuous_control" in self.presets:
+                return "continuous_control"
         return family if family in self.presets else None
 
     def check_env(self, env: Any) -> None:

@@ -37,6 +37,7 @@ class Backend:
 
 BACKENDS: dict[str, Backend] = {
     "gymnax": Backend("gymnax", "rl_envs.gymnax_adapter", "gymnax", "gymnax"),
+    "brax": Backend("brax", "rl_envs.brax_adapter", "brax", "brax"),
     # Environments written here in pure JAX, needing no library.
     "native": Backend("native", "rl_envs.native", None, None),
 }

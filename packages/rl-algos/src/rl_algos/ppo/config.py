@@ -93,4 +93,14 @@ PRESETS: dict[str, tuple[dict, dict]] = {
              num_minibatches=32, normalize_observations=True, normalize_rewards=True),
         dict(lr=1e-3, gamma=0.95, ent_coef=0.0),
     ),
+    # brax locomotion and balance tasks: PureJaxRL's brax setting (ppo_continuous_action.py:
+    # 2048 envs x 10 steps, 4 epochs x 32 minibatches, lr 3e-4 constant, entropy 0, observation
+    # and reward normalisation) scaled for a CPU: 128 envs x 16 steps, 4 epochs x 4 minibatches
+    # (about the same number of gradient steps per sample), two layers of 64.
+    "brax": (
+        dict(total_timesteps=1_000_000, num_envs=128, num_steps=16, num_epochs=4,
+             num_minibatches=4, anneal_lr=False, normalize_observations=True,
+             normalize_rewards=True),
+        dict(lr=3e-4, gamma=0.99, ent_coef=0.0),
+    ),
 }
