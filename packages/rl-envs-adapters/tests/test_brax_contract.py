@@ -21,7 +21,7 @@ def test_every_registered_brax_env_is_listed() -> None:
     assert "brax/inverted_pendulum" in ALL_IDS and "brax/hopper" in ALL_IDS
 
 
-@pytest.mark.parametrize("env_id", ["brax/inverted_pendulum", "brax/reacher"])
+@pytest.mark.parametrize("env_id", ["brax/inverted_pendulum", "brax/inverted_double_pendulum"])
 def test_check_environment_cheap(env_id: str) -> None:
     env = rl_envs.make(env_id)
     assert env.env_id == env_id and env.backend == "spring"
