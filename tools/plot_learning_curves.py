@@ -33,16 +33,20 @@ def main() -> None:
         config, rows = load(run)
         steps = [r["env_steps"] for r in rows]
         members = len(rows[0]["episode_return"])
-        for m in range(members):
-            ax.plot(steps, [r["episode_return"][m] for r in rows], lw=1, alpha=0.8,
-                    label=f"seed {m}")
+        for m in range(members):  # chunks in which no episode ended have no point
+            pts = [(x, r["episode_return"][m]) for x, r in zip(steps, rows, strict=True)
+                   if r["episode_return"][m] is not None]
+            ax.plot([x for x, _ in pts], [y for _, y in pts], lw=1, alpha=0.8,
+                    marker="o" if len(pts) < 20 else None, ms=3, label=f"seed {m}")
         summary_path = run / "summary.json"
         title = f"{config.get('algo', '')} on {config.get('env', run.name)}"
         if summary_path.exists():
             s = json.loads(summary_path.read_text())
-            title += f"\nfinal mean {s['final_return_mean']:.1f}"
+            if s.get("final_return_mean") is not None:
+                title += f"\nfinal mean {s['final_return_mean']:.1f}"
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("environment steps per seed")
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
         ax.set_ylabel("episode return")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
