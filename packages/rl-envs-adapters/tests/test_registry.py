@@ -46,10 +46,11 @@ def test_known_env_kwarg_is_applied() -> None:
 def test_list_envs() -> None:
     ids = rl_envs.list_envs()
     installed = [b for b in rl_envs.BACKENDS if rl_envs.backend_installed(b)]
-    assert {"gymnax", "jumanji", "native"} <= set(installed)
+    assert {"gymnax", "brax", "jumanji", "pgx", "native"} <= set(installed)
     assert ids == [i for b in installed for i in rl_envs.list_envs(b)]
     assert len(ids) == len(set(ids))
     assert all(i.split("/", 1)[0] in installed for i in ids)
+    assert "gymnax/CartPole-v1" in ids and "native/GridWorld" in ids
     assert set(ids) <= set(rl_envs.all_ids())
     with pytest.raises(rl_envs.UnknownEnvironmentError, match="unknown backend 'nope'"):
         rl_envs.list_envs("nope")

@@ -13,6 +13,12 @@ from rl_algos.common.config import ConfigError
 from rl_algos.common.policy import Policy, actor_critic_policy
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete
 
+# Environment families whose every task has continuous actions: their own preset (tuned for that
+# family) takes precedence over the generic 'continuous_control' one. Mixed families such as
+# gymnax's 'classic_control' (CartPole and Pendulum) are not listed: their preset is for the
+# discrete tasks.
+CONTINUOUS_FAMILIES = frozenset({"brax"})
+
 
 @dataclass(frozen=True)
 class AlgoSpec:
@@ -37,15 +43,20 @@ class AlgoSpec:
     env_presets: dict[str, dict] = field(default_factory=dict)
 
     def default_preset(self, family: str, action_space: Any) -> str | None:
-        """The preset for an environment: continuous actions get 'continuous_control' when the
-        algorithm has it, otherwise the environment family's preset if there is one. An algorithm
-        for continuous actions only (TD3) keys every preset by family, so its own family preset
-        comes first (Pendulum gets TD3's 'classic_control')."""
+        """The preset for an environment. An algorithm for continuous actions only (TD3) keys every
+        preset by family, so its own family preset comes first (Pendulum gets TD3's
+        'classic_control'). Otherwise a family made only of continuous-control tasks
+        (CONTINUOUS_FAMILIES, e.g. 'brax') gets its own preset when the algorithm has one; other
+        continuous actions get 'continuous_control' when the algorithm has it, otherwise the
+        environment family's preset if there is one."""
         continuous_only = tuple(self.action_spaces) == (Box,)
         if continuous_only and family in self.presets:
             return family
-        if isinstance(action_space, Box) and "continuous_control" in self.presets:
-            return "continuous_control"
+        if isinstance(action_space, Box):
+            if family in CONTINUOUS_FAMILIES and family in self.presets:
+                return family
+            if "continuous_control" in self.presets:
+                return "continuous_control"
         return family if family in self.presets else None
 
     def check_env(self, env: Any) -> None:

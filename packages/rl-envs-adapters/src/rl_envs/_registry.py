@@ -37,6 +37,7 @@ class Backend:
 
 BACKENDS: dict[str, Backend] = {
     "gymnax": Backend("gymnax", "rl_envs.gymnax_adapter", "gymnax", "gymnax"),
+    "brax": Backend("brax", "rl_envs.brax_adapter", "brax", "brax"),
     "jumanji": Backend("jumanji", "rl_envs.jumanji_adapter", "jumanji", "jumanji"),
     "pgx": Backend("pgx", "rl_envs.pgx_adapter", "pgx", "pgx"),
     # Environments written here in pure JAX, needing no library.
