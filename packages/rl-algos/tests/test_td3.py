@@ -149,7 +149,9 @@ def test_presets_follow_the_family() -> None:
     spec = get("td3")
     pendulum = rl_envs.make("gymnax/Pendulum-v1")
     assert spec.default_preset("classic_control", pendulum.action_space) == "classic_control"
-    # brax ids have the family 'continuous_control'; other Box families fall back to it
+    # brax ids (family 'brax') get TD3's own brax preset; other Box families fall back to
+    # 'continuous_control'
+    assert spec.default_preset("brax", pendulum.action_space) == "brax"
     assert spec.default_preset("continuous_control", pendulum.action_space) == \
         "continuous_control"
     assert spec.default_preset("misc", pendulum.action_space) == "continuous_control"
