@@ -23,7 +23,9 @@ FALL_STEP = 7
 @functools.cache
 def _rollout():
     """A jitted `actions [T, 1] -> TimeSteps [T]` under AutoReset, compiled once for the file."""
-    env = AutoReset(rl_envs.make("brax/inverted_pendulum", episode_length=FALL_STEP))
+    # FALL_STEP is the step on which a full push topples the pole under spring's 0.02 s step
+    env = AutoReset(rl_envs.make("brax/inverted_pendulum", backend="spring",
+                                 episode_length=FALL_STEP))
 
     @jax.jit
     def run(actions):
@@ -96,6 +98,17 @@ def test_import_and_make_print_nothing_to_stdout() -> None:
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout == ""
+
+
+def test_mujoco_writes_no_log_file_into_the_working_directory(tmp_path) -> None:
+    # half_cheetah.xml uses MuJoCo's deprecated `settotalmass`; MuJoCo's default handler would
+    # print the warning to stderr and append it to ./MUJOCO_LOG.TXT.
+    code = "import rl_envs; rl_envs.make('brax/halfcheetah')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert "settotalmass" not in out.stderr and out.stdout == ""
 
 
 def test_bad_options_teach_the_fix() -> None:

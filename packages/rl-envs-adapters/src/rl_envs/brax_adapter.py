@@ -26,10 +26,11 @@ Keys: brax's environments and wrappers expect raw `uint32[2]` keys (`jax.random.
 typed key (`jax.random.key`) is converted with `jax.random.key_data`.
 
 Physics backends ('generalized', 'positional', 'spring', 'mjx'): every environment accepts
-`backend=...` where brax supports it. The default is per environment, the fastest on a CPU among
-those brax tunes the environment for (`DEFAULT_BACKEND`): 'spring' where the environment sets a
-spring time step, else 'generalized' (hopper, walker2d). docs/adapters-brax.md has the
-measured speeds.
+`backend=...` where brax supports it. The default is per environment (`DEFAULT_BACKEND`):
+'spring' where the environment sets a spring time step (fastest on a CPU), 'generalized' for
+hopper and walker2d (which brax does not tune for spring) and for inverted_pendulum (where
+'generalized' runs MuJoCo's own 0.04 s control step and agents learn the task reliably, 'spring'
+not). docs/adapters-brax.md has the measured speeds and runs.
 """
 
 from __future__ import annotations
@@ -54,14 +55,17 @@ BACKENDS = ("generalized", "positional", "spring", "mjx")
 # Every registered environment runs under every backend. 'spring'/'positional' are tuned (a
 # smaller time step, more frames) in all but hopper and walker2d, which run under them with the
 # generalized time step. The default per environment is the fastest on a CPU among the backends
-# brax tunes it for (measured: docs/adapters-brax.md, tools/bench_brax.py).
+# brax tunes it for (measured: docs/adapters-brax.md, tools/bench_brax.py), except where learning
+# says otherwise: on inverted_pendulum PPO's brax preset reached 1000 with 4 seeds of 4 in 2M
+# steps under 'generalized' (63k steps/s) but a mean of 891 under 'spring', and TD3 never got past
+# ~260 under 'spring' against 1000 for 4 seeds of 4 under 'generalized'.
 DEFAULT_BACKEND: dict[str, str] = {
     "ant": "spring",
     "halfcheetah": "spring",
     "hopper": "generalized",
     "humanoid": "spring",
     "humanoidstandup": "spring",
-    "inverted_pendulum": "spring",
+    "inverted_pendulum": "generalized",
     "inverted_double_pendulum": "spring",
     "pusher": "spring",
     "reacher": "spring",
@@ -85,10 +89,27 @@ def _quiet() -> Iterator[None]:
     """Keeps brax's noise out of the user's output: importing `brax.envs` imports `mujoco.mjx`,
     which prints 'Failed to import warp' lines to stdout on machines without NVIDIA's warp
     (harmless: warp only serves the GPU 'mjx' implementation), and every model load warns that
-    brax's pipelines are no longer actively maintained (we know; see docs/adapters-brax.md)."""
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Brax System, piplines and environments")
-        yield
+    brax's pipelines are no longer actively maintained (we know; see docs/adapters-brax.md).
+
+    MuJoCo's C library reports model warnings (brax's half_cheetah.xml and humanoid.xml use the
+    deprecated `settotalmass`) by printing to stderr *and appending to MUJOCO_LOG.TXT in the
+    working directory*; while brax loads a model they become Python warnings instead
+    (`_mujoco_warning`), so no file appears in the user's directory."""
+    import mujoco  # brax's own dependency
+
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(_mujoco_warning)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Brax System, piplines and environments")
+            yield
+    finally:
+        mujoco.set_mju_user_warning(previous)
+
+
+def _mujoco_warning(message: str) -> None:
+    category = DeprecationWarning if "deprecated" in message else RuntimeWarning
+    warnings.warn(f"MuJoCo: {message}", category, stacklevel=2)
 
 
 def _import_brax_envs() -> Any:
