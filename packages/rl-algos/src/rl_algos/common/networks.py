@@ -68,8 +68,37 @@ class MLP(eqx.Module):
         return x
 
 
+class ImageTorso(eqx.Module):
+    """A 3x3 convolution (ReLU, stride 1, same padding) over one image-like part of a flat
+    observation, for observations that are flat vectors by the time they reach the network
+    (Jumanji's structured ones, `FlattenStructuredObservation`): `x [d_obs] -> [channels*H*W +
+    d_obs - H*W*C]`, the part `x[offset : offset + H*W*C]` read as `[H, W, C]` and convolved, the
+    other entries passed on unchanged. Stride 1 and no pooling keep every cell's position (a snake
+    must know where its head is)."""
+
+    conv: eqx.nn.Conv2d
+    offset: int = eqx.field(static=True)
+    shape: tuple[int, int, int] = eqx.field(static=True)
+
+    def __init__(self, key: jax.Array, offset: int, shape: tuple[int, int, int], channels: int):
+        self.conv = eqx.nn.Conv2d(shape[2], channels, 3, padding=1, key=key)
+        self.offset, self.shape = offset, shape
+
+    def out_size(self, d_obs: int) -> int:
+        h, w, c = self.shape
+        return self.conv.out_channels * h * w + d_obs - h * w * c
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        h, w, c = self.shape
+        end = self.offset + h * w * c
+        image = jnp.transpose(x[self.offset:end].reshape(h, w, c), (2, 0, 1))
+        features = jax.nn.relu(self.conv(image)).reshape(-1)
+        return jnp.concatenate([features, x[:self.offset], x[end:]])
+
+
 class ActorCritic(eqx.Module):
-    """Separate actor and critic MLPs over a flat observation `[d_obs]`.
+    """Separate actor and critic MLPs over a flat observation `[d_obs]`, optionally after one
+    `ImageTorso` both share (`image=(offset, [H, W, C])`, `cnn_channels` filters).
 
     Returns `(policy_output [d_out], value [])`; for a Gaussian policy the output is the mean and
     `log_std` (state-independent, `[d_out]`) is a parameter of its own.
@@ -80,29 +109,62 @@ class ActorCritic(eqx.Module):
     policy_head: eqx.nn.Linear
     value_head: eqx.nn.Linear
     log_std: jax.Array | None
+    torso: ImageTorso | None
 
     def __init__(self, key: jax.Array, d_obs: int, d_out: int, hidden: Sequence[int],
-                 activation: str, gaussian: bool):
-        ka, kc, kp, kv = jax.random.split(key, 4)
-        self.actor = MLP(ka, d_obs, hidden, activation)
-        self.critic = MLP(kc, d_obs, hidden, activation)
-        self.policy_head = orthogonal_linear(kp, self.actor.out_size or d_obs, d_out, 0.01)
-        self.value_head = orthogonal_linear(kv, self.critic.out_size or d_obs, 1, 1.0)
+                 activation: str, gaussian: bool,
+                 image: tuple[int, tuple[int, int, int]] | None = None, cnn_channels: int = 0):
+        ka, kc, kp, kv, kt = jax.random.split(key, 5)
+        self.torso = None if image is None else ImageTorso(kt, image[0], image[1], cnn_channels)
+        d_in = d_obs if self.torso is None else self.torso.out_size(d_obs)
+        self.actor = MLP(ka, d_in, hidden, activation)
+        self.critic = MLP(kc, d_in, hidden, activation)
+        self.policy_head = orthogonal_linear(kp, self.actor.out_size or d_in, d_out, 0.01)
+        self.value_head = orthogonal_linear(kv, self.critic.out_size or d_in, 1, 1.0)
         self.log_std = jnp.zeros((d_out,), jnp.float32) if gaussian else None
 
     def __call__(self, x: jax.Array) -> tuple[Any, jax.Array]:
+        x = x if self.torso is None else self.torso(x)
         out: Any = self.policy_head(self.actor(x))
         if self.log_std is not None:
             out = (out, self.log_std)
-        return out, self.value(x)
+        return out, self.value_head(self.critic(x))[0]
 
     def value(self, x: jax.Array) -> jax.Array:
+        x = x if self.torso is None else self.torso(x)
         return self.value_head(self.critic(x))[0]
 
 
-def actor_critic_factory(dist: Any, d_obs: int, hidden: Sequence[int],
-                         activation: str) -> Callable[[jax.Array], ActorCritic]:
+def actor_critic_factory(dist: Any, d_obs: int, hidden: Sequence[int], activation: str,
+                         image: tuple[int, tuple[int, int, int]] | None = None,
+                         cnn_channels: int = 0) -> Callable[[jax.Array], ActorCritic]:
     """`key -> ActorCritic` for a flat observation `[d_obs]` and an action distribution from
-    `distribution_for` (a Gaussian gets its state-independent `log_std`)."""
+    `distribution_for` (a Gaussian gets its state-independent `log_std`); `image=(offset,
+    [H, W, C])` puts a shared convolution of `cnn_channels` filters over that part first."""
     return partial(ActorCritic, d_obs=d_obs, d_out=dist.output_size, hidden=tuple(hidden),
-                   activation=activation, gaussian=type(dist).__name__ == "DiagGaussian")
+                   activation=activation, gaussian=type(dist).__name__ == "DiagGaussian",
+                   image=image, cnn_channels=cnn_channels)
+
+
+def image_part(env: Any, part: str) -> tuple[int, tuple[int, int, int]]:
+    """`(offset, (H, W, C))` of the observation part named `part` in a flattened structured
+    observation (`env.layout`, from rl-core's `FlattenStructuredObservation`); a 2-D part gets
+    one channel. Raises `ConfigError` saying which parts exist when it cannot."""
+    from rl_algos.common.config import ConfigError
+
+    layout = getattr(env, "layout", None)
+    if not isinstance(layout, dict):
+        raise ConfigError(
+            f"cnn_part='{part}' needs an observation with named parts (jumanji's structured "
+            "observations have them), but this environment's observation is one flat array; "
+            "leave cnn_part empty")
+    if part not in layout:
+        raise ConfigError(f"cnn_part='{part}' is not a part of this observation; its parts: "
+                          + ", ".join(f"{k} {tuple(v[1])}" for k, v in layout.items()))
+    offset, shape = layout[part]
+    if len(shape) == 2:
+        shape = (*shape, 1)
+    if len(shape) != 3:
+        raise ConfigError(f"cnn_part='{part}' has shape {tuple(shape)}; a convolution needs an "
+                          "image-like part of shape [H, W] or [H, W, C]")
+    return int(offset), (int(shape[0]), int(shape[1]), int(shape[2]))

@@ -20,6 +20,10 @@ class PPOConfig:
     num_minibatches: int = 4
     hidden_sizes: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
+    # A shared 3x3 convolution of `cnn_channels` filters over the observation part named
+    # `cnn_part` (a key of `env.layout`, e.g. Snake's 'grid'), before the MLPs; '' = none.
+    cnn_part: str = ""
+    cnn_channels: int = 16
     anneal_lr: bool = True
     clip_value_loss: bool = True
     normalize_advantages: bool = True
@@ -55,6 +59,7 @@ class PPOConfig:
                 f"activation must be one of {sorted(ACTIVATIONS)}, got '{self.activation}'")
         require(all(h >= 1 for h in self.hidden_sizes),
                 f"hidden_sizes must be positive, got {self.hidden_sizes}")
+        require(self.cnn_channels >= 1, f"cnn_channels must be >= 1, got {self.cnn_channels}")
 
 
 class PPOHParams(NamedTuple):

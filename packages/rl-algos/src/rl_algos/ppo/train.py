@@ -25,7 +25,7 @@ import optax
 from rl_algos.common.config import require
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.networks import ActorCritic, actor_critic_factory
+from rl_algos.common.networks import ActorCritic, actor_critic_factory, image_part
 from rl_algos.common.returns import gae
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
@@ -34,9 +34,10 @@ from rl_core import make_train as _make_train
 
 
 def make_model_fn(env: Any, venv: Any, config: PPOConfig) -> Callable[[jax.Array], ActorCritic]:
+    image = image_part(env, config.cnn_part) if config.cnn_part else None
     return actor_critic_factory(distribution_for(env.action_space),
                                 venv.observation_space.shape[0], config.hidden_sizes,
-                                config.activation)
+                                config.activation, image, config.cnn_channels)
 
 
 def make_algorithm(
