@@ -17,15 +17,19 @@ def test_torso_convolves_the_part_and_passes_the_rest_on() -> None:
     x = jax.random.normal(jax.random.PRNGKey(1), (3 + h * w * c + 2,))
     out = torso(x)
     assert out.shape == (torso.out_size(x.shape[0]),) == (ch * h * w + 5,)
-    image = jnp.transpose(x[3:3 + h * w * c].reshape(h, w, c), (2, 0, 1))
-    expected = jax.nn.relu(torso.conv(image)).reshape(-1)
-    np.testing.assert_allclose(out[:ch * h * w], expected, rtol=1e-6)
+    # reference: XLA's own convolution with the same kernel (HWIO), same padding
+    image = x[3:3 + h * w * c].reshape(1, h, w, c)
+    ref = jax.lax.conv_general_dilated(image, torso.kernel, (1, 1), "SAME",
+                                       dimension_numbers=("NHWC", "HWIO", "NHWC"))[0]
+    expected = jax.nn.relu(ref + torso.bias).reshape(-1)
+    np.testing.assert_allclose(out[:ch * h * w], expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(out[ch * h * w:], jnp.concatenate([x[:3], x[-2:]]))
     # the convolution sees cells where they are: moving one cell of the image changes the
     # features of that cell's neighbourhood only
     moved = x.at[3].add(10.0)  # cell (0, 0), channel 0
-    diff = np.abs(np.asarray(torso(moved)[:ch * h * w] - out[:ch * h * w])).reshape(ch, h, w)
-    assert diff[:, 2:, :].max() == 0.0 and diff[:, :, 2:].max() == 0.0
+    diff = np.abs(np.asarray(torso(moved)[:ch * h * w] - out[:ch * h * w])).reshape(h, w, ch)
+    assert diff[:2, :2].max() > 0.0
+    assert diff[2:, :, :].max() == 0.0 and diff[:, 2:, :].max() == 0.0
 
 
 def test_actor_critic_with_torso_shapes() -> None:

@@ -74,26 +74,37 @@ class ImageTorso(eqx.Module):
     (Jumanji's structured ones, `FlattenStructuredObservation`): `x [d_obs] -> [channels*H*W +
     d_obs - H*W*C]`, the part `x[offset : offset + H*W*C]` read as `[H, W, C]` and convolved, the
     other entries passed on unchanged. Stride 1 and no pooling keep every cell's position (a snake
-    must know where its head is)."""
+    must know where its head is).
 
-    conv: eqx.nn.Conv2d
+    The convolution is written as one contraction of the 3x3 patches with the kernel
+    (`'hwijc,ijco->hwo'`) rather than `lax.conv`: under `vmap` over members with different
+    kernels XLA's CPU backend turns a convolution into a grouped one that ran >10x slower than the
+    whole MLP network on Snake, while the contraction stays a batched matrix product."""
+
+    kernel: jax.Array  # [3, 3, C, channels]
+    bias: jax.Array  # [channels]
     offset: int = eqx.field(static=True)
     shape: tuple[int, int, int] = eqx.field(static=True)
 
     def __init__(self, key: jax.Array, offset: int, shape: tuple[int, int, int], channels: int):
-        self.conv = eqx.nn.Conv2d(shape[2], channels, 3, padding=1, key=key)
+        bound = 1.0 / (9 * shape[2]) ** 0.5  # equinox's (and PyTorch's) Conv2d default
+        self.kernel = jax.random.uniform(key, (3, 3, shape[2], channels), jnp.float32,
+                                         -bound, bound)
+        self.bias = jnp.zeros((channels,), jnp.float32)
         self.offset, self.shape = offset, shape
 
     def out_size(self, d_obs: int) -> int:
         h, w, c = self.shape
-        return self.conv.out_channels * h * w + d_obs - h * w * c
+        return int(self.kernel.shape[-1]) * h * w + d_obs - h * w * c
 
     def __call__(self, x: jax.Array) -> jax.Array:
         h, w, c = self.shape
         end = self.offset + h * w * c
-        image = jnp.transpose(x[self.offset:end].reshape(h, w, c), (2, 0, 1))
-        features = jax.nn.relu(self.conv(image)).reshape(-1)
-        return jnp.concatenate([features, x[:self.offset], x[end:]])
+        padded = jnp.pad(x[self.offset:end].reshape(h, w, c), ((1, 1), (1, 1), (0, 0)))
+        patches = jnp.stack([jnp.stack([padded[i:i + h, j:j + w] for j in range(3)], axis=2)
+                             for i in range(3)], axis=2)  # [H, W, 3, 3, C]
+        features = jax.nn.relu(jnp.einsum("hwijc,ijco->hwo", patches, self.kernel) + self.bias)
+        return jnp.concatenate([features.reshape(-1), x[:self.offset], x[end:]])
 
 
 class ActorCritic(eqx.Module):
