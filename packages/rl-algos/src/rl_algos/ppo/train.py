@@ -27,6 +27,7 @@ from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.networks import ActorCritic, actor_critic_factory, image_part
 from rl_algos.common.returns import gae
+from rl_algos.common.shuffle import permutation
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
 from rl_core import Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
@@ -143,7 +144,7 @@ def make_algorithm(
             return (optax.apply_updates(params, updates), opt_state), metrics
 
         def epoch(state, k):
-            perm = jax.random.permutation(k, batch_size)
+            perm = permutation(k, batch_size)
             mbs = jax.tree.map(
                 lambda x: x[perm].reshape(n_mb, minibatch_size, *x.shape[1:]), batch)
             return jax.lax.scan(minibatch_step, state, mbs)

@@ -22,6 +22,7 @@ from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.networks import actor_critic_factory
 from rl_algos.common.returns import gae
+from rl_algos.common.shuffle import permutation
 from rl_algos.vpg.config import VPGConfig
 from rl_algos.vpg.losses import policy_gradient_loss, value_regression_loss
 from rl_core import Algorithm, RunnerState, TrainResult, TrainState, rollout
@@ -116,7 +117,7 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
             return (optax.apply_updates(params, updates), vf_state), m["loss/value"]
 
         def value_epoch(state, k):
-            perm = jax.random.permutation(k, config.batch_size)
+            perm = permutation(k, config.batch_size)
             mbs = jax.tree.map(lambda x: x[perm].reshape(n_mb, mb_size, *x.shape[1:]),
                                {"obs": batch["obs"], "target": batch["target"]})
             return jax.lax.scan(value_step, state, mbs)
