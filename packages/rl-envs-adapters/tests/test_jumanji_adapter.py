@@ -22,7 +22,8 @@ def test_every_registered_env_is_listed_or_excluded_with_a_reason() -> None:
     assert listed | excluded == registered and not listed & excluded
     assert "Sokoban-v0" in excluded and all(len(r) > 20 for r in jumanji_adapter.EXCLUDED.values())
     assert rl_envs.list_envs("jumanji") == [f"jumanji/{n}" for n in jumanji_adapter.ENV_NAMES]
-    assert rl_envs.family("jumanji/Snake-v1") == "jumanji"
+    assert rl_envs.family("jumanji/Snake-v1") == "jumanji_snake"
+    assert rl_envs.family("jumanji/Game2048-v1") == "jumanji"
 
 
 def test_snake_spaces_mask_and_unflattened_grid() -> None:
