@@ -5,9 +5,10 @@ on CPU.
 sort (`lax.sort_key_val`), once per round (one round up to n = 2^10, more beyond). XLA's CPU
 backend sorts a single uint32 operand about 6x faster than a key-value pair (64 x 512 under
 `vmap`: 0.6 ms against 3.7 ms), and PPO draws one permutation per epoch: on CartPole with 64
-vmapped seeds, leaving the shuffle out made the whole run ~11% faster (docs/benchmarks.md). `permutation` below produces the same
-permutation bit for bit from the same key (same rounds, same random bits, same tie order) with
-two single-operand sorts per round, so switching to it changes no result.
+vmapped seeds, leaving the shuffle out made the whole run ~11% faster (docs/benchmarks.md).
+`permutation` below produces the same permutation bit for bit from the same key (same rounds,
+same random bits, same tie order) with two single-operand sorts per round, so switching to it
+changes no result.
 """
 
 from __future__ import annotations
