@@ -21,7 +21,7 @@ steps; rejax and ours-greedy, 64 evaluation episodes of the deterministic policy
 its last 20 training episodes (with noise).
 
     uv run --group bench python tools/bench_td3.py [--timesteps 100000] [--sb3-timesteps 20000]
-        [--sb3-venv /tmp/sb3venv] [--skip-sb3]
+        [--sb3-venv /tmp/sb3venv] [--skip-sb3] [--learn-only]
 """
 
 from __future__ import annotations
@@ -192,12 +192,73 @@ def sb3(python: Path, timesteps: int) -> dict:
                 greedy=float("nan"), torch=r["torch"])
 
 
+def learn_only(timesteps: int) -> float:
+    """Wall seconds per 1e4 steps of TD3's learning arithmetic alone, at the settings above: per
+    environment step one critic step (smoothed target action, twin target critics, twin critics
+    forward and backward, Adam), and per `policy_delay` steps one actor step and the Polyak update
+    of both targets, all on one fixed minibatch in a `lax.scan` (no environment, buffer or
+    sampling). It bounds what any change outside the networks' arithmetic could gain."""
+    import equinox as eqx
+    import optax
+
+    from rl_algos.td3 import losses
+    from rl_algos.td3.networks import Actor, TwinCritic
+
+    key, b, h, d = jax.random.PRNGKey(0), HP["batch_size"], HP["hidden"], HP["policy_delay"]
+    actor, a_static = eqx.partition(Actor(key, 3, 1, h, "relu"), eqx.is_array)
+    critic, c_static = eqx.partition(TwinCritic(key, 3, 1, h, "relu"), eqx.is_array)
+
+    def af(p, o):
+        return jax.vmap(eqx.combine(p, a_static))(o)
+
+    def cf(p, o, a):
+        return jax.vmap(eqx.combine(p, c_static))(o, a)
+
+    tx = optax.flatten(optax.adam(HP["lr"]))
+    obs = jax.random.normal(key, (b, 3))
+    act, rew = jnp.tanh(jax.random.normal(key, (b, 1))), jax.random.normal(key, (b,))
+
+    def critic_step(carry, k):
+        a, c, ta, tc, ao, co = carry
+        na = losses.smoothed_target_action(af(ta, obs), k, HP["target_noise"],
+                                           HP["target_noise_clip"])
+        y = losses.clipped_double_q_target(rew, jnp.zeros((b,), bool), cf(tc, obs, na),
+                                           HP["gamma"])
+        g = jax.grad(lambda c: losses.critic_loss(cf(c, obs, act), y)[0])(c)
+        u, co = tx.update(g, co, c)
+        return (a, optax.apply_updates(c, u), ta, tc, ao, co), None
+
+    def group(carry, ks):
+        (a, c, ta, tc, ao, co), _ = jax.lax.scan(critic_step, carry, ks)
+        g = jax.grad(lambda a: losses.actor_loss(cf(c, obs, af(a, obs))[:, 0])[0])(a)
+        u, ao = tx.update(g, ao, a)
+        a = optax.apply_updates(a, u)
+        ta, tc = (jax.tree.map(lambda t, o: t + HP["tau"] * (o - t), t, o)
+                  for t, o in ((ta, a), (tc, c)))
+        return (a, c, ta, tc, ao, co), None
+
+    @jax.jit
+    def run(k):
+        init = (actor, critic, actor, critic, tx.init(actor), tx.init(critic))
+        return jax.lax.scan(group, init, jax.random.split(k, (timesteps // d, d)))[0]
+
+    jax.block_until_ready(run(key))
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        jax.block_until_ready(run(key))
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)) / timesteps * 1e4
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timesteps", type=int, default=100_000)
     ap.add_argument("--sb3-timesteps", type=int, default=20_000)
     ap.add_argument("--sb3-venv", type=Path, default=Path("/tmp/sb3venv"))
     ap.add_argument("--skip-sb3", action="store_true")
+    ap.add_argument("--learn-only", action="store_true",
+                    help="also time the learning arithmetic alone (see learn_only)")
     a = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))  # bench_ppo's FiveTupleEnv shim
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, Pendulum-v1, 1 env, "
@@ -217,6 +278,10 @@ def main() -> None:
         print(f"{name:>6} {r['steps']:>8,} {r['compile']:>16.2f} {r['run']:>8.2f} "
               f"{r['per1e4']:>10.2f} {r['cpu1e4']:>14.2f} {r['train']:>10.1f} "
               f"{r['greedy']:>11.1f}")
+    if a.learn_only:
+        t = learn_only(a.timesteps)
+        print(f"ours, learning arithmetic alone: {t:.2f} s per 1e4 steps "
+              f"({t / res['ours']['per1e4']:.0%} of the whole program)")
     for other in [k for k in ("rejax", "sb3") if k in res]:
         o, us = res[other], res["ours"]
         print(f"ours vs {other}: wall time per 1e4 steps {us['per1e4'] / o['per1e4']:.2f}x "
