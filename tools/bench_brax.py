@@ -3,7 +3,8 @@
 For each environment and physics backend, in this one process, two programs step N environments
 with uniform random actions for T steps inside one `lax.scan`:
 * ours: `rl_envs.make("brax/<name>", backend=...)` under rl-core's `EpisodeStatistics` ->
-  `AutoReset` -> `VectorEnv(N)` (a fresh random start per episode, the true final observation kept);
+  `AutoReset` -> `VectorEnv(N)` (a fresh random start per episode, the true final observation kept),
+  the environments' keys for all steps split up front as `rl_core.rollout` does;
 * brax: `brax.envs.create(name, backend=..., episode_length=1000, batch_size=N)` (brax's
   `EpisodeWrapper` + `VmapWrapper` + `AutoResetWrapper`, which restores the cached first state).
 Compile time (`jit(...).lower(...).compile()`) and run time (the compiled call until
@@ -36,14 +37,19 @@ def measure(name: str, backend: str, num_envs: int, steps: int, repeats: int) ->
 
     def ours(key):
         state, _ = venv.reset(key)
+        # As rl_core.rollout does: the stack's per-step keys (one per environment and per
+        # AutoReset) split for all steps in one call, not split again inside every step.
+        k_act, k_env = jax.random.split(key)
+        env_keys = jax.random.split(k_env, steps * num_envs * 2).reshape(
+            steps, *venv.step_key_shape, *k_env.shape)
 
-        def body(s, k):
-            k_a, k_s = jax.random.split(k)
-            a = jax.random.uniform(k_a, (num_envs, act_dim), minval=-1.0, maxval=1.0)
+        def body(s, ks):
+            k, k_s = ks
+            a = jax.random.uniform(k, (num_envs, act_dim), minval=-1.0, maxval=1.0)
             s, ts = venv.step(s, a, k_s)
             return s, ts.reward.sum() + ts.observation.sum()  # keeps the physics live
 
-        return jax.lax.scan(body, state, jax.random.split(key, steps))[1].sum()
+        return jax.lax.scan(body, state, (jax.random.split(k_act, steps), env_keys))[1].sum()
 
     from brax import envs as benvs
 
