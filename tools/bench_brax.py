@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -40,7 +41,7 @@ def measure(name: str, backend: str, num_envs: int, steps: int, repeats: int) ->
         # As rl_core.rollout does: the stack's per-step keys (one per environment and per
         # AutoReset) split for all steps in one call, not split again inside every step.
         k_act, k_env = jax.random.split(key)
-        env_keys = jax.random.split(k_env, steps * num_envs * 2).reshape(
+        env_keys = jax.random.split(k_env, steps * math.prod(venv.step_key_shape)).reshape(
             steps, *venv.step_key_shape, *k_env.shape)
 
         def body(s, ks):

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rl_algos.common import permutation, stable_argsort_u32
+from rl_algos.common import permutation, shuffled_minibatches, stable_argsort_u32
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 128, 512, 1000, 1625, 1626, 4096, 65536, 70_000])
@@ -40,3 +40,14 @@ def test_stable_argsort_u32_keeps_index_order_on_ties(n):
 def test_stable_argsort_u32_refuses_too_many_keys():
     with pytest.raises(ValueError, match="2\\^16"):
         stable_argsort_u32(jnp.zeros((70_000,), jnp.uint32))
+
+
+def test_shuffled_minibatches_permutes_every_leaf_alike():
+    key = jax.random.PRNGKey(5)
+    batch = {"a": jnp.arange(12), "b": jnp.arange(24.0).reshape(12, 2)}
+    mbs = shuffled_minibatches(key, batch, 3)
+    assert mbs["a"].shape == (3, 4) and mbs["b"].shape == (3, 4, 2)
+    perm = np.asarray(permutation(key, 12))
+    np.testing.assert_array_equal(np.asarray(mbs["a"]).reshape(-1), perm)
+    np.testing.assert_array_equal(np.asarray(mbs["b"]).reshape(12, 2),
+                                  np.asarray(batch["b"])[perm])

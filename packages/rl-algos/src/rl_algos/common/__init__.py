@@ -20,7 +20,7 @@ from rl_algos.common.networks import (
 )
 from rl_algos.common.replay import ReplayBuffer
 from rl_algos.common.returns import gae
-from rl_algos.common.shuffle import permutation, stable_argsort_u32
+from rl_algos.common.shuffle import permutation, shuffled_minibatches, stable_argsort_u32
 
 __all__ = [
     "ACTIVATIONS", "MASKED_LOGIT", "MLP", "ActorCritic", "Categorical", "ConfigError",
@@ -28,5 +28,5 @@ __all__ = [
     "DiagGaussian", "MultiCategorical", "ReplayBuffer", "distribution_for", "episode_metrics",
     "gae",
     "hparams_as_arrays", "make_vector_env", "orthogonal_linear", "orthogonal_weight",
-    "permutation", "require", "stable_argsort_u32",
+    "permutation", "require", "shuffled_minibatches", "stable_argsort_u32",
 ]

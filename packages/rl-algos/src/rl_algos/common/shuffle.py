@@ -13,6 +13,8 @@ changes no result.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -51,3 +53,13 @@ def permutation(key: jax.Array, n: int) -> jax.Array:
         key, subkey = jax.random.split(key)
         x = x[stable_argsort_u32(jax.random.bits(subkey, (n,), jnp.uint32))]
     return x
+
+
+def shuffled_minibatches(key: jax.Array, batch: Any, num_minibatches: int) -> Any:
+    """One epoch's minibatches: every leaf of `batch` (`[B, ...]`, the same B) permuted by
+    `permutation(key, B)` and cut into `[num_minibatches, B / num_minibatches, ...]`, ready for a
+    `lax.scan` over minibatches (B divisible by `num_minibatches`, checked by the configs)."""
+    n = jax.tree.leaves(batch)[0].shape[0]
+    perm = permutation(key, n)
+    return jax.tree.map(
+        lambda x: x[perm].reshape(num_minibatches, n // num_minibatches, *x.shape[1:]), batch)

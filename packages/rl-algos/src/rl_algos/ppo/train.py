@@ -27,7 +27,7 @@ from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.networks import ActorCritic, actor_critic_factory, image_part
 from rl_algos.common.returns import gae
-from rl_algos.common.shuffle import permutation
+from rl_algos.common.shuffle import shuffled_minibatches
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
 from rl_core import Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
@@ -57,7 +57,7 @@ def make_algorithm(
     if data_axis is not None:
         check_data_parallel(config, n_dev)
     num_envs = config.num_envs // n_dev  # this device's environments
-    batch_size, minibatch_size = config.batch_size // n_dev, config.minibatch_size // n_dev
+    batch_size = config.batch_size // n_dev  # this device's transitions per update
     venv = make_vector_env(
         env, num_envs,
         normalize_observations=config.normalize_observations,
@@ -144,10 +144,7 @@ def make_algorithm(
             return (optax.apply_updates(params, updates), opt_state), metrics
 
         def epoch(state, k):
-            perm = permutation(k, batch_size)
-            mbs = jax.tree.map(
-                lambda x: x[perm].reshape(n_mb, minibatch_size, *x.shape[1:]), batch)
-            return jax.lax.scan(minibatch_step, state, mbs)
+            return jax.lax.scan(minibatch_step, state, shuffled_minibatches(k, batch, n_mb))
 
         key, k_perm = jax.random.split(key)
         (params, opt_state), metrics = jax.lax.scan(

@@ -22,7 +22,7 @@ import optax
 from rl_algos.common.config import ConfigError
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.policy import Policy, model_structure
-from rl_algos.common.shuffle import permutation
+from rl_algos.common.shuffle import shuffled_minibatches
 from rl_algos.pqn.config import PQNConfig
 from rl_algos.pqn.losses import q_lambda_returns, q_loss
 from rl_algos.pqn.networks import QNetwork
@@ -129,10 +129,7 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
             return (optax.apply_updates(params, updates), opt_state), metrics
 
         def epoch(state, k):
-            perm = permutation(k, config.batch_size)
-            mbs = jax.tree.map(
-                lambda x: x[perm].reshape(n_mb, config.minibatch_size, *x.shape[1:]), batch)
-            return jax.lax.scan(minibatch_step, state, mbs)
+            return jax.lax.scan(minibatch_step, state, shuffled_minibatches(k, batch, n_mb))
 
         key, k_perm = jax.random.split(key)
         (params, opt_state), metrics = jax.lax.scan(

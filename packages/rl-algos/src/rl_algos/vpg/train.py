@@ -22,7 +22,7 @@ from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.networks import actor_critic_factory
 from rl_algos.common.returns import gae
-from rl_algos.common.shuffle import permutation
+from rl_algos.common.shuffle import shuffled_minibatches
 from rl_algos.vpg.config import VPGConfig
 from rl_algos.vpg.losses import policy_gradient_loss, value_regression_loss
 from rl_core import Algorithm, RunnerState, TrainResult, TrainState, rollout
@@ -42,8 +42,7 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
                                       config.hidden_sizes, config.activation)
     _, static = eqx.partition(eqx.filter_eval_shape(make_model, jax.random.PRNGKey(0)),
                               eqx.is_array)
-    n_mb, n_ep, mb_size = (config.num_value_minibatches, config.num_value_epochs,
-                           config.value_minibatch_size)
+    n_mb, n_ep = config.num_value_minibatches, config.num_value_epochs
 
     def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
         def make(lr: Any) -> optax.GradientTransformation:
@@ -117,9 +116,7 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
             return (optax.apply_updates(params, updates), vf_state), m["loss/value"]
 
         def value_epoch(state, k):
-            perm = permutation(k, config.batch_size)
-            mbs = jax.tree.map(lambda x: x[perm].reshape(n_mb, mb_size, *x.shape[1:]),
-                               {"obs": batch["obs"], "target": batch["target"]})
+            mbs = shuffled_minibatches(k, {"obs": batch["obs"], "target": batch["target"]}, n_mb)
             return jax.lax.scan(value_step, state, mbs)
 
         key, k_perm = jax.random.split(key)
