@@ -203,6 +203,7 @@ def learn_only(timesteps: int) -> float:
 
     from rl_algos.td3 import losses
     from rl_algos.td3.networks import Actor, TwinCritic
+    from rl_algos.td3.train import polyak
 
     key, b, h, d = jax.random.PRNGKey(0), HP["batch_size"], HP["hidden"], HP["policy_delay"]
     actor, a_static = eqx.partition(Actor(key, 3, 1, h, "relu"), eqx.is_array)
@@ -233,8 +234,7 @@ def learn_only(timesteps: int) -> float:
         g = jax.grad(lambda a: losses.actor_loss(cf(c, obs, af(a, obs))[:, 0])[0])(a)
         u, ao = tx.update(g, ao, a)
         a = optax.apply_updates(a, u)
-        ta, tc = (jax.tree.map(lambda t, o: t + HP["tau"] * (o - t), t, o)
-                  for t, o in ((ta, a), (tc, c)))
+        ta, tc = polyak(ta, a, HP["tau"]), polyak(tc, c, HP["tau"])
         return (a, c, ta, tc, ao, co), None
 
     @jax.jit
