@@ -193,60 +193,51 @@ def sb3(python: Path, timesteps: int) -> dict:
 
 
 def learn_only(timesteps: int) -> float:
-    """Wall seconds per 1e4 steps of TD3's learning arithmetic alone, at the settings above: per
-    environment step one critic step (smoothed target action, twin target critics, twin critics
-    forward and backward, Adam), and per `policy_delay` steps one actor step and the Polyak update
-    of both targets, all on one fixed minibatch in a `lax.scan` (no environment, buffer or
+    """Wall seconds per 1e4 steps of TD3's learning arithmetic alone, at the settings above: the
+    `learn` that training calls (`rl_algos.td3.train.make_learn`: per environment step one
+    critic step, per `policy_delay` steps one actor step and the Polyak update of both targets)
+    in a `lax.scan` over one fixed batch of `policy_delay` minibatches (no environment, buffer or
     sampling). It bounds what any change outside the networks' arithmetic could gain."""
     import equinox as eqx
-    import optax
 
-    from rl_algos.td3 import losses
+    from rl_algos.common import hparams_as_arrays
+    from rl_algos.td3 import TD3HParams
     from rl_algos.td3.networks import Actor, TwinCritic
-    from rl_algos.td3.train import polyak
+    from rl_algos.td3.train import TD3Params, make_learn, optimizers
 
     key, b, h, d = jax.random.PRNGKey(0), HP["batch_size"], HP["hidden"], HP["policy_delay"]
     actor, a_static = eqx.partition(Actor(key, 3, 1, h, "relu"), eqx.is_array)
     critic, c_static = eqx.partition(TwinCritic(key, 3, 1, h, "relu"), eqx.is_array)
-
-    def af(p, o):
-        return jax.vmap(eqx.combine(p, a_static))(o)
-
-    def cf(p, o, a):
-        return jax.vmap(eqx.combine(p, c_static))(o, a)
-
-    tx = optax.flatten(optax.adam(HP["lr"]))
-    obs = jax.random.normal(key, (b, 3))
-    act, rew = jnp.tanh(jax.random.normal(key, (b, 1))), jax.random.normal(key, (b,))
-
-    def critic_step(carry, k):
-        a, c, ta, tc, ao, co = carry
-        na = losses.smoothed_target_action(af(ta, obs), k, HP["target_noise"],
-                                           HP["target_noise_clip"])
-        y = losses.clipped_double_q_target(rew, jnp.zeros((b,), bool), cf(tc, obs, na),
-                                           HP["gamma"])
-        g = jax.grad(lambda c: losses.critic_loss(cf(c, obs, act), y)[0])(c)
-        u, co = tx.update(g, co, c)
-        return (a, optax.apply_updates(c, u), ta, tc, ao, co), None
-
-    def group(carry, ks):
-        (a, c, ta, tc, ao, co), _ = jax.lax.scan(critic_step, carry, ks)
-        g = jax.grad(lambda a: losses.actor_loss(cf(c, obs, af(a, obs))[:, 0])[0])(a)
-        u, ao = tx.update(g, ao, a)
-        a = optax.apply_updates(a, u)
-        ta, tc = polyak(ta, a, HP["tau"]), polyak(tc, c, HP["tau"])
-        return (a, c, ta, tc, ao, co), None
+    hp = hparams_as_arrays(TD3HParams(
+        actor_lr=HP["lr"], critic_lr=HP["lr"], gamma=HP["gamma"], tau=HP["tau"],
+        exploration_noise=HP["exploration_noise"], target_noise=HP["target_noise"],
+        target_noise_clip=HP["target_noise_clip"]))
+    learn = make_learn(a_static, c_static, d)
+    ks = jax.random.split(key, 4)
+    batch = {"obs": jax.random.normal(ks[0], (1, d, b, 3)),
+             "action": jnp.tanh(jax.random.normal(ks[1], (1, d, b, 1))),
+             "reward": jax.random.normal(ks[2], (1, d, b)),
+             "terminated": jnp.zeros((1, d, b), bool),
+             "next_obs": jax.random.normal(ks[3], (1, d, b, 3))}
+    params = TD3Params(actor, critic)
 
     @jax.jit
-    def run(k):
-        init = (actor, critic, actor, critic, tx.init(actor), tx.init(critic))
-        return jax.lax.scan(group, init, jax.random.split(k, (timesteps // d, d)))[0]
+    def run(k, hp):
+        def group(carry, k):
+            p, o, t = carry
+            z = jax.random.normal(k, (1, d, b, 1))
+            p, o, t, _ = learn(hp, p, o, t, batch, z)
+            return (p, o, t), None
 
-    jax.block_until_ready(run(key))
+        actor_tx, critic_tx = optimizers(hp)
+        init = (params, (actor_tx.init(actor), critic_tx.init(critic)), params)
+        return jax.lax.scan(group, init, jax.random.split(k, timesteps // d))[0]
+
+    jax.block_until_ready(run(key, hp))
     times = []
     for _ in range(3):
         t0 = time.perf_counter()
-        jax.block_until_ready(run(key))
+        jax.block_until_ready(run(key, hp))
         times.append(time.perf_counter() - t0)
     return float(np.median(times)) / timesteps * 1e4
 

@@ -9,13 +9,13 @@ import jax
 import jax.numpy as jnp
 
 
-def smoothed_target_action(target_action: jax.Array, key: jax.Array, noise: jax.Array,
+def smoothed_target_action(target_action: jax.Array, std_normal: jax.Array, noise: jax.Array,
                            noise_clip: jax.Array) -> jax.Array:
-    """Target-policy smoothing: `clip(mu'(s') + clip(N(0, noise), -noise_clip, noise_clip),
-    -1, 1)` for `target_action [B, A]`, so the target is an average over nearby actions and the
-    critic cannot exploit a narrow peak of its own error."""
-    eps = jnp.clip(noise * jax.random.normal(key, target_action.shape, target_action.dtype),
-                   -noise_clip, noise_clip)
+    """Target-policy smoothing: `clip(mu'(s') + clip(noise * z, -noise_clip, noise_clip), -1, 1)`
+    for `target_action [B, A]` and a standard normal draw `z` (`std_normal`, same shape), so the
+    target is an average over nearby actions and the critic cannot exploit a narrow peak of its
+    own error. `z` is drawn by the caller: one draw serves every critic step of an update."""
+    eps = jnp.clip(noise * std_normal.astype(target_action.dtype), -noise_clip, noise_clip)
     return jnp.clip(target_action + eps, -1.0, 1.0)
 
 

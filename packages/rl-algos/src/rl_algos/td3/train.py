@@ -66,6 +66,82 @@ def polyak(target: Any, online: Any, tau: jax.Array) -> Any:
     return jax.tree.map(lambda t, o: t + tau * (o - t), target, online)
 
 
+def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
+    """Adam for the actor and the critics, each over one flattened parameter vector."""
+    return optax.flatten(optax.adam(hp.actor_lr)), optax.flatten(optax.adam(hp.critic_lr))
+
+
+def make_learn(actor_static: Any, critic_static: Any, policy_delay: int) -> Callable[..., Any]:
+    """TD3's learning arithmetic: `learn(hp, params, opt_state, target, batches, keys) ->
+    (params, opt_state, target, metrics)` (see `learn`), given the static parts of the actor and
+    twin critic (`eqx.partition(..., eqx.is_array)[1]`). Apart from the environment so that
+    `tools/bench_td3.py --learn-only` times exactly this."""
+    d = policy_delay
+
+    def actor_fn(params: Any, obs: jax.Array) -> jax.Array:  # [B, D] -> [B, A]
+        return eqx.combine(params, actor_static)(obs)
+
+    def critic_fn(params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:  # -> [B, 2]
+        return eqx.combine(params, critic_static)(obs, action)
+
+    def q1_fn(params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:  # -> [B]
+        return eqx.combine(params, critic_static).q(0, obs, action)
+
+    def critic_step(hp: Any, tx: Any, target: TD3Params, state: Any, inputs: Any):
+        (critic, opt_state), (mb, z) = state, inputs
+        next_action = smoothed_target_action(actor_fn(target.actor, mb["next_obs"]), z,
+                                             hp.target_noise, hp.target_noise_clip)
+        y = clipped_double_q_target(mb["reward"], mb["terminated"],
+                                    critic_fn(target.critic, mb["next_obs"], next_action),
+                                    hp.gamma)
+
+        def loss(c):
+            return critic_loss(critic_fn(c, mb["obs"], mb["action"]), y)
+
+        (_, metrics), grads = jax.value_and_grad(loss, has_aux=True)(critic)
+        updates, opt_state = tx.update(grads, opt_state, critic)
+        return (optax.apply_updates(critic, updates), opt_state), metrics
+
+    def actor_step(tx: Any, critic: Any, actor: Any, opt_state: Any, obs: jax.Array):
+        def loss(a):
+            return actor_loss(q1_fn(critic, obs, actor_fn(a, obs)))
+
+        (_, metrics), grads = jax.value_and_grad(loss, has_aux=True)(actor)
+        updates, opt_state = tx.update(grads, opt_state, actor)
+        return optax.apply_updates(actor, updates), opt_state, metrics
+
+    def learn(hp: Any, params: TD3Params, opt_state: Any, target: TD3Params, batches: Any,
+              std_normal: jax.Array):
+        """`g / d` groups of (`d` critic steps, one actor step, Polyak on both targets);
+        `batches` leaves are `[g/d, d, B, ...]`, `std_normal` `[g/d, d, B, A]` is the standard
+        normal draw of every critic step's target-policy smoothing noise."""
+        actor_tx, critic_tx = optimizers(hp)
+
+        def group(carry, inputs):
+            params, (actor_opt, critic_opt), target = carry
+            mbs, zs = inputs
+            # The group's `d` critic steps unrolled (d is small): one loop body fewer per group.
+            state, c_metrics = (params.critic, critic_opt), []
+            for i in range(d):
+                state, m = critic_step(hp, critic_tx, target, state,
+                                       jax.tree.map(lambda x, i=i: x[i], (mbs, zs)))
+                c_metrics.append(m)
+            critic, critic_opt = state
+            actor, actor_opt, a_metrics = actor_step(
+                actor_tx, critic, params.actor, actor_opt, mbs["obs"][-1])
+            params = TD3Params(actor, critic)
+            target = polyak(target, params, hp.tau)
+            c_mean = jax.tree.map(lambda *m: jnp.mean(jnp.stack(m)), *c_metrics)
+            metrics = {**c_mean, **a_metrics}
+            return (params, (actor_opt, critic_opt), target), metrics
+
+        (params, opt_state, target), metrics = jax.lax.scan(
+            group, (params, opt_state, target), (batches, std_normal))
+        return params, opt_state, target, jax.tree.map(jnp.mean, metrics)
+
+    return learn
+
+
 def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
     """TD3 on `env` (one unbatched environment implementing the port, bounded Box actions)."""
     config.validate()
@@ -93,14 +169,7 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
     buffer = ReplayBuffer(config.buffer_size, g * b)  # every minibatch of an update in one draw
     steps_per_update = config.steps_per_update
 
-    def actor_fn(params: Any, obs: jax.Array) -> jax.Array:  # [B, D] -> [B, A]
-        return jax.vmap(eqx.combine(params, actor_static))(obs)
-
-    def critic_fn(params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:  # -> [B, 2]
-        return jax.vmap(eqx.combine(params, critic_static))(obs, action)
-
-    def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
-        return optax.flatten(optax.adam(hp.actor_lr)), optax.flatten(optax.adam(hp.critic_lr))
+    learn = make_learn(actor_static, critic_static, d)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
@@ -120,58 +189,12 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
     def act(actor_params: Any, exploring: jax.Array, hp: Any, ts: Any, key: jax.Array):
         """Actions in [-1, 1] for the agent, rescaled to the Box bounds for the environment."""
         k_noise, k_uniform = jax.random.split(key)
-        mu = actor_fn(actor_params, ts.observation)
+        mu = eqx.combine(actor_params, actor_static)(ts.observation)
         noisy = jnp.clip(mu + hp.exploration_noise * jax.random.normal(k_noise, mu.shape),
                          -1.0, 1.0)
         uniform = jax.random.uniform(k_uniform, mu.shape, jnp.float32, -1.0, 1.0)
         unit = jnp.where(exploring, uniform, noisy)
         return loc + half_range * unit, {"unit_action": unit}
-
-    def critic_step(hp: Any, tx: Any, target: TD3Params, state: Any, inputs: Any):
-        (critic, opt_state), (mb, key) = state, inputs
-        next_action = smoothed_target_action(actor_fn(target.actor, mb["next_obs"]), key,
-                                             hp.target_noise, hp.target_noise_clip)
-        y = clipped_double_q_target(mb["reward"], mb["terminated"],
-                                    critic_fn(target.critic, mb["next_obs"], next_action),
-                                    hp.gamma)
-
-        def loss(c):
-            return critic_loss(critic_fn(c, mb["obs"], mb["action"]), y)
-
-        (_, metrics), grads = jax.value_and_grad(loss, has_aux=True)(critic)
-        updates, opt_state = tx.update(grads, opt_state, critic)
-        return (optax.apply_updates(critic, updates), opt_state), metrics
-
-    def actor_step(tx: Any, critic: Any, actor: Any, opt_state: Any, obs: jax.Array):
-        def loss(a):
-            return actor_loss(critic_fn(critic, obs, actor_fn(a, obs))[:, 0])
-
-        (_, metrics), grads = jax.value_and_grad(loss, has_aux=True)(actor)
-        updates, opt_state = tx.update(grads, opt_state, actor)
-        return optax.apply_updates(actor, updates), opt_state, metrics
-
-    def learn(hp: Any, params: TD3Params, opt_state: Any, target: TD3Params, batches: Any,
-              keys: jax.Array):
-        """`g / d` groups of (`d` critic steps, one actor step, Polyak on both targets);
-        `batches` leaves are `[g/d, d, B, ...]`, `keys` `[g/d, d]`."""
-        actor_tx, critic_tx = optimizers(hp)
-
-        def group(carry, inputs):
-            params, (actor_opt, critic_opt), target = carry
-            mbs, ks = inputs
-            (critic, critic_opt), c_metrics = jax.lax.scan(
-                partial(critic_step, hp, critic_tx, target), (params.critic, critic_opt),
-                (mbs, ks))
-            actor, actor_opt, a_metrics = actor_step(
-                actor_tx, critic, params.actor, actor_opt, mbs["obs"][-1])
-            params = TD3Params(actor, critic)
-            target = polyak(target, params, hp.tau)
-            metrics = {**jax.tree.map(jnp.mean, c_metrics), **a_metrics}
-            return (params, (actor_opt, critic_opt), target), metrics
-
-        (params, opt_state, target), metrics = jax.lax.scan(
-            group, (params, opt_state, target), (batches, keys))
-        return params, opt_state, target, jax.tree.map(jnp.mean, metrics)
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_, extras = carry.train_state, carry.extras
@@ -189,11 +212,13 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         buf = buffer.add(extras.buffer, items)
         batches = jax.tree.map(lambda x: x.reshape(g // d, d, b, *x.shape[1:]),
                                buffer.sample(buf, k_sample))
-        keys = jax.random.split(k_noise, g).reshape(g // d, d, *k_noise.shape)
-        operands = (ts_.params, ts_.opt_state, extras.target, batches, keys)
+        # One draw for the smoothing noise of all `g` critic steps (a threefry call is a rolled
+        # loop on the CPU, several microseconds however small: one per update, not per step).
+        z = jax.random.normal(k_noise, (g // d, d, b, d_act))
+        operands = (ts_.params, ts_.opt_state, extras.target, batches, z)
         learnt = partial(learn, hp)
 
-        def skip(params, opt_state, target, batches, keys):
+        def skip(params, opt_state, target, batches, z):
             zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
                                  jax.eval_shape(learnt, *operands)[3])
             return params, opt_state, target, zeros
@@ -221,7 +246,8 @@ def make_policy(env: Any, config: TD3Config) -> Callable[[Any, jax.Array], jax.A
     loc, half_range = (space.high + space.low) / 2, (space.high - space.low) / 2
 
     def policy(actor_params: Any, obs: jax.Array) -> jax.Array:
-        unit = eqx.combine(actor_params, static)(jnp.reshape(obs, (-1,)).astype(jnp.float32))
+        unit = eqx.combine(actor_params, static)(
+            jnp.reshape(obs, (1, -1)).astype(jnp.float32))[0]
         return loc + half_range * unit
 
     return policy
