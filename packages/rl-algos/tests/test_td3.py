@@ -216,3 +216,27 @@ def test_twin_critic_heads_are_independent_networks() -> None:
     grads = jax.grad(lambda c: jnp.sum(c.q(0, obs, act)))(critic)
     assert all(float(jnp.abs(leaf[1]).max()) == 0.0 for leaf in jax.tree.leaves(grads))
     assert any(float(jnp.abs(leaf[0]).max()) > 0.0 for leaf in jax.tree.leaves(grads))
+
+
+def test_warm_up_actions_are_uniform_over_the_bounds_then_noisy_around_the_policy() -> None:
+    """Warm-up actions come from the update's one normal draw as `erf(z / sqrt 2)`: they must
+    fill the Box uniformly (quartiles of the unit action at 1/4 each, variance 1/3); once
+    learning starts the same draw is Gaussian noise of std 0.1 around the actor's output."""
+    cfg = TD3Config(total_timesteps=4096, num_envs=64, num_steps=8, gradient_steps=2,
+                    batch_size=4, buffer_size=4096, learning_starts=1024, hidden_sizes=(8,))
+    algo = make_algorithm(TimerEnv(False), cfg)
+    hp = hparams_as_arrays(TD3HParams())
+    update = jax.jit(algo.update)
+    carry = algo.init(jax.random.PRNGKey(2), hp)
+    for _ in range(2):  # 2 x 512 steps of warm-up
+        carry, m = update(carry, hp)
+        assert float(m["learning"]) == 0.0
+    unit = np.asarray(carry.extras.buffer.experience["action"][0, :1024, 0])
+    assert unit.min() >= -1.0 and unit.max() <= 1.0
+    quartiles = np.histogram(unit, bins=4, range=(-1.0, 1.0))[0] / unit.size
+    np.testing.assert_allclose(quartiles, 0.25, atol=0.05)
+    np.testing.assert_allclose(unit.var(), 1 / 3, atol=0.04)
+    carry, m = update(carry, hp)
+    assert float(m["learning"]) == 1.0
+    noisy = np.asarray(carry.extras.buffer.experience["action"][0, 1024:1536, 0])
+    assert 0.05 < noisy.std() < 0.2, noisy.std()  # the deterministic actor's action is shared

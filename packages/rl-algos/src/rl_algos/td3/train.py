@@ -186,14 +186,14 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
                            ts, k_run, extras)
 
-    def act(actor_params: Any, exploring: jax.Array, hp: Any, ts: Any, key: jax.Array):
-        """Actions in [-1, 1] for the agent, rescaled to the Box bounds for the environment."""
-        k_noise, k_uniform = jax.random.split(key)
+    def act(actor_params: Any, exploring: jax.Array, hp: Any, ts: Any, z: jax.Array):
+        """Actions in [-1, 1] for the agent, rescaled to the Box bounds for the environment.
+        `z [N, A]` is a standard normal draw: the exploration noise, or, while `exploring`, the
+        uniform action `erf(z / sqrt 2) = 2 Phi(z) - 1 ~ U(-1, 1)` (the two are never both
+        used, so one draw serves both)."""
         mu = eqx.combine(actor_params, actor_static)(ts.observation)
-        noisy = jnp.clip(mu + hp.exploration_noise * jax.random.normal(k_noise, mu.shape),
-                         -1.0, 1.0)
-        uniform = jax.random.uniform(k_uniform, mu.shape, jnp.float32, -1.0, 1.0)
-        unit = jnp.where(exploring, uniform, noisy)
+        noisy = jnp.clip(mu + hp.exploration_noise * z, -1.0, 1.0)
+        unit = jnp.where(exploring, jax.lax.erf(z / np.sqrt(2.0)).astype(jnp.float32), noisy)
         return loc + half_range * unit, {"unit_action": unit}
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
@@ -201,9 +201,15 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         # Random actions and no learning until `learning_starts` environment steps are stored.
         learning = ts_.step * steps_per_update >= config.learning_starts
         key, k_roll, k_sample, k_noise = jax.random.split(carry.key, 4)
+        # Every standard normal of the update in one draw (on the CPU a threefry call is a rolled
+        # loop costing microseconds however small): the exploration noise of each step, then the
+        # target-policy smoothing noise of each critic step.
+        n_explore = config.num_steps * config.num_envs * d_act
+        z = jax.random.normal(k_noise, (n_explore + g * b * d_act,))
         (env_state, timestep, _), traj = rollout(
             venv, partial(act, ts_.params.actor, jnp.logical_not(learning), hp),
-            carry.env_state, carry.timestep, k_roll, config.num_steps)
+            carry.env_state, carry.timestep, k_roll, config.num_steps,
+            policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
         f32 = jnp.float32
         items = {"obs": traj.observation.astype(f32), "action": traj.extras["unit_action"],
                  "reward": traj.reward.astype(f32), "terminated": traj.terminated,
@@ -212,10 +218,8 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         buf = buffer.add(extras.buffer, items)
         batches = jax.tree.map(lambda x: x.reshape(g // d, d, b, *x.shape[1:]),
                                buffer.sample(buf, k_sample))
-        # One draw for the smoothing noise of all `g` critic steps (a threefry call is a rolled
-        # loop on the CPU, several microseconds however small: one per update, not per step).
-        z = jax.random.normal(k_noise, (g // d, d, b, d_act))
-        operands = (ts_.params, ts_.opt_state, extras.target, batches, z)
+        operands = (ts_.params, ts_.opt_state, extras.target, batches,
+                    z[n_explore:].reshape(g // d, d, b, d_act))
         learnt = partial(learn, hp)
 
         def skip(params, opt_state, target, batches, z):
