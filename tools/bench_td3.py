@@ -12,7 +12,9 @@ ours and rejax run in this process, one after the other, compile apart from run
 periodic evaluation is off. stable-baselines3 runs in a subprocess of a separate virtual environment
 (created on demand with pip: torch's CPU wheel, stable-baselines3, gymnasium) with
 OMP_NUM_THREADS=1 and torch.set_num_threads(1); its time is `model.learn` alone (model construction
-apart), and it may run fewer steps (`--sb3-timesteps`): all are compared per 1e4 environment steps.
+apart); it runs as many steps as the others unless `--sb3-timesteps` says fewer (a quicker,
+rougher look: its 1,000 warm-up steps are then a larger, cheaper share). All are compared per
+1e4 environment steps.
 Wall time and CPU time (every thread of the process) are both reported: on a shared machine the
 wall time depends on the share of the cores each process gets, the CPU time much less.
 
@@ -20,7 +22,7 @@ Final returns: ours, the mean of the training episodes (with exploration noise) 
 steps; rejax and ours-greedy, 64 evaluation episodes of the deterministic policy; SB3, the mean of
 its last 20 training episodes (with noise).
 
-    uv run --group bench python tools/bench_td3.py [--timesteps 100000] [--sb3-timesteps 20000]
+    uv run --group bench python tools/bench_td3.py [--timesteps 100000] [--sb3-timesteps N]
         [--sb3-venv /tmp/sb3venv] [--skip-sb3] [--learn-only]
 """
 
@@ -245,7 +247,8 @@ def learn_only(timesteps: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timesteps", type=int, default=100_000)
-    ap.add_argument("--sb3-timesteps", type=int, default=20_000)
+    ap.add_argument("--sb3-timesteps", type=int, default=None,
+                    help="steps for SB3 (default: --timesteps, identical step counts)")
     ap.add_argument("--sb3-venv", type=Path, default=Path("/tmp/sb3venv"))
     ap.add_argument("--skip-sb3", action="store_true")
     ap.add_argument("--learn-only", action="store_true",
@@ -259,7 +262,7 @@ def main() -> None:
         res[name] = measure(make, a.timesteps)
         print(name, json.dumps(res[name]), flush=True)
     if not a.skip_sb3:
-        res["sb3"] = sb3(ensure_sb3_venv(a.sb3_venv), a.sb3_timesteps)
+        res["sb3"] = sb3(ensure_sb3_venv(a.sb3_venv), a.sb3_timesteps or a.timesteps)
         print("sb3", json.dumps(res["sb3"]), flush=True)
     print(f"\n{'impl':>6} {'steps':>8} {'compile/setup s':>16} {'run s':>8} {'s per 1e4':>10} "
           f"{'cpu s per 1e4':>14} {'train ret':>10} {'greedy ret':>11}")
