@@ -198,8 +198,9 @@ def learn_only(timesteps: int) -> float:
     """Wall seconds per 1e4 steps of TD3's learning arithmetic alone, at the settings above: the
     `learn` that training calls (`rl_algos.td3.train.make_learn`: per environment step one
     critic step, per `policy_delay` steps one actor step and the Polyak update of both targets)
-    in a `lax.scan` over one fixed batch of `policy_delay` minibatches (no environment, buffer or
-    sampling). It bounds what any change outside the networks' arithmetic could gain."""
+    in a `lax.scan` over one fixed batch of `policy_delay` minibatches and one fixed smoothing-
+    noise draw (no environment, buffer, sampling or random numbers). It bounds what any change
+    outside the networks' arithmetic could gain."""
     import equinox as eqx
 
     from rl_algos.common import hparams_as_arrays
@@ -221,25 +222,25 @@ def learn_only(timesteps: int) -> float:
              "reward": jax.random.normal(ks[2], (1, d, b)),
              "terminated": jnp.zeros((1, d, b), bool),
              "next_obs": jax.random.normal(ks[3], (1, d, b, 3))}
+    z = jax.random.normal(key, (1, d, b, 1))
     params = TD3Params(actor, critic)
 
     @jax.jit
-    def run(k, hp):
-        def group(carry, k):
+    def run(hp):
+        def group(carry, _):
             p, o, t = carry
-            z = jax.random.normal(k, (1, d, b, 1))
             p, o, t, _ = learn(hp, p, o, t, batch, z)
             return (p, o, t), None
 
         actor_tx, critic_tx = optimizers(hp)
         init = (params, (actor_tx.init(actor), critic_tx.init(critic)), params)
-        return jax.lax.scan(group, init, jax.random.split(k, timesteps // d))[0]
+        return jax.lax.scan(group, init, length=timesteps // d)[0]
 
-    jax.block_until_ready(run(key, hp))
+    jax.block_until_ready(run(hp))
     times = []
     for _ in range(3):
         t0 = time.perf_counter()
-        jax.block_until_ready(run(key, hp))
+        jax.block_until_ready(run(hp))
         times.append(time.perf_counter() - t0)
     return float(np.median(times)) / timesteps * 1e4
 

@@ -72,7 +72,7 @@ def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTra
 
 
 def make_learn(actor_static: Any, critic_static: Any, policy_delay: int) -> Callable[..., Any]:
-    """TD3's learning arithmetic: `learn(hp, params, opt_state, target, batches, keys) ->
+    """TD3's learning arithmetic: `learn(hp, params, opt_state, target, batches, std_normal) ->
     (params, opt_state, target, metrics)` (see `learn`), given the static parts of the actor and
     twin critic (`eqx.partition(..., eqx.is_array)[1]`). Apart from the environment so that
     `tools/bench_td3.py --learn-only` times exactly this."""
