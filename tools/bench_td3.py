@@ -9,8 +9,10 @@ in action units: Pendulum's range is [-2, 2], so its values are doubled).
 
 ours and rejax run in this process, one after the other, compile apart from run
 (`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`); rejax's
-periodic evaluation is off. stable-baselines3 runs in a subprocess of a separate virtual environment
-(created on demand with pip: torch's CPU wheel, stable-baselines3, gymnasium) with
+periodic evaluation is off. Both are one member through `rl_core.map_members`, as `rl run` trains
+one seed: unbatched, not a vmap of size 1 (which costs each of them a few percent on the CPU).
+stable-baselines3 runs in a subprocess of a separate virtual environment (created on demand with
+pip: torch's CPU wheel, stable-baselines3, gymnasium) with
 OMP_NUM_THREADS=1 and torch.set_num_threads(1); its time is `model.learn` alone (model construction
 apart); it runs as many steps as the others unless `--sb3-timesteps` says fewer (a quicker,
 rougher look: its 1,000 warm-up steps are then a larger, cheaper share). All are compared per
@@ -40,6 +42,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from rl_core import map_members
 
 HP = dict(num_envs=1, batch_size=256, buffer_size=100_000, learning_starts=1_000, lr=1e-3,
           gamma=0.99, tau=0.005, exploration_noise=0.1, target_noise=0.2, target_noise_clip=0.5,
@@ -76,7 +80,7 @@ def ours(timesteps: int):
         actor_lr=HP["lr"], critic_lr=HP["lr"], gamma=HP["gamma"], tau=HP["tau"],
         exploration_noise=HP["exploration_noise"], target_noise=HP["target_noise"],
         target_noise_clip=HP["target_noise_clip"]))
-    fn = jax.jit(jax.vmap(td3.make_train(env, cfg)))
+    fn = jax.jit(map_members(td3.make_train(env, cfg)))
     args = (jax.random.split(jax.random.PRNGKey(0), 1),
             jax.tree.map(lambda x: x[None], hp))
     policy = td3.make_policy(env, cfg)
@@ -110,7 +114,7 @@ def rejax_td3(timesteps: int):
         actor_kwargs=dict(activation="relu"), critic_kwargs=dict(activation="relu"),
     )
     algo = algo.replace(eval_callback=lambda a, ts, rng: jnp.zeros(()))
-    fn = jax.jit(jax.vmap(lambda k: algo.train(k)[0]))
+    fn = jax.jit(map_members(lambda k: algo.train(k)[0]))
     args = (jax.random.split(jax.random.PRNGKey(0), 1),)
 
     def final_return(ts) -> dict:

@@ -66,3 +66,15 @@ def test_per_member_buffers_under_vmap() -> None:
 def test_a_batch_larger_than_the_buffer_is_refused() -> None:
     with pytest.raises(ConfigError, match="capacity"):
         ReplayBuffer(capacity=10, batch_size=11)
+
+
+def test_sampling_is_uniform_over_the_filled_slots() -> None:
+    rb = ReplayBuffer(capacity=100, batch_size=64)
+    state = rb.add(rb.init(EXAMPLE), items(range(1, 8)))  # empty slots hold 0
+    draws = jax.jit(jax.vmap(rb.sample, in_axes=(None, 0)))(
+        state, jax.random.split(jax.random.PRNGKey(3), 200))["i"]
+    counts = np.bincount(np.asarray(draws).ravel(), minlength=8)
+    n, p = draws.size, 1 / 7
+    assert counts[0] == 0 and len(counts) == 8
+    # every filled slot within 4 standard deviations of n/7 (12,800 draws: 1829 +- 40 each)
+    assert np.all(np.abs(counts[1:] - n * p) < 4 * np.sqrt(n * p * (1 - p))), counts

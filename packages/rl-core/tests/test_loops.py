@@ -16,6 +16,7 @@ from rl_core import (
     chunk_length,
     compile_members,
     make_train,
+    map_members,
     rollout,
     run_members,
     scan_updates,
@@ -114,6 +115,22 @@ def test_run_members_matches_vmapped_train_and_reports_every_chunk() -> None:
     assert [r.updates_done for r in reports] == [2, 4, 6]
     assert all(r.num_chunks == 3 and r.metrics["count"].shape == (3, 2) for r in reports)
     np.testing.assert_array_equal(reports[1].metrics["count"][0], [3, 4])
+
+
+def test_map_members_runs_one_member_unbatched_with_the_same_results() -> None:
+    algo = _toy_algorithm(4)
+    train = make_train(algo)
+    for m in (1, 3):
+        keys, hp = jax.random.split(KEY, m), jnp.linspace(-1.0, 1.0, m, dtype=jnp.float32)
+        out = jax.jit(map_members(train))(keys, hp)
+        ref = jax.jit(jax.vmap(train))(keys, hp)
+        for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(ref), strict=True):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+        # the member's arithmetic runs on scalars for one member, on the `[m]` batch otherwise
+        jaxpr = jax.make_jaxpr(map_members(lambda h: h * 2.0))(hp)
+        (mul,) = [e for e in jaxpr.eqns if e.primitive.name == "mul"]
+        assert mul.invars[0].aval.shape == (() if m == 1 else (m,))
 
 
 def test_compile_members_rejects_a_chunk_that_does_not_divide() -> None:

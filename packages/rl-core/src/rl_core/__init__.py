@@ -13,6 +13,7 @@ from rl_core.loops import (
     chunk_length,
     compile_members,
     make_train,
+    map_members,
     rollout,
     run_members,
     scan_updates,
@@ -68,5 +69,5 @@ __all__ = [
     "MultiDiscrete", "NormalizeObservation", "NormalizeReward", "RunnerState", "RunningMeanStd",
     "STATE_INFO_KEYS", "Space", "TimeStep", "TrainResult", "TrainState", "Transition", "VectorEnv",
     "Wrapper", "check_environment", "chunk_length", "compile_members", "describe",
-    "flatten_observation", "make_train", "rollout", "run_members", "scan_updates",
+    "flatten_observation", "make_train", "map_members", "rollout", "run_members", "scan_updates",
 ]

@@ -99,6 +99,22 @@ def scan_updates(algo: Algorithm, carry: Any, hparams: Any, length: int) -> tupl
     return jax.lax.scan(lambda c, _: algo.update(c, hparams), carry, None, length=length)
 
 
+def map_members(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`jax.vmap(f)` over the leading member axis of every argument leaf, except that a single
+    member runs `f` unbatched and gets the axis back. A vmap of size 1 still batches every
+    operation, and on the CPU some batched forms are slower than the plain ones (a dot with a
+    unit batch axis; a `cond` on a batched predicate becomes a select that computes both
+    branches): TD3 with one member ran 4-14% slower vmapped. The results are the same."""
+
+    def mapped(*args: Any) -> Any:
+        if all(jax.numpy.shape(x)[:1] == (1,) for x in jax.tree.leaves(args)):
+            out = f(*jax.tree.map(lambda x: x[0], args))
+            return jax.tree.map(lambda x: x[None], out)
+        return jax.vmap(f)(*args)
+
+    return mapped
+
+
 def make_train(algo: Algorithm) -> Callable[[jax.Array, Any], TrainResult]:
     """The whole run as a pure function `train(key, hparams) -> TrainResult`."""
 
@@ -172,7 +188,7 @@ def compile_members(
         raise ValueError(f"chunk_len {chunk_len} must divide num_updates {algo.num_updates}.")
 
     def chunk(carry, hp):
-        return jax.vmap(lambda c, h: scan_updates(algo, c, h, chunk_len))(carry, hp)
+        return map_members(lambda c, h: scan_updates(algo, c, h, chunk_len))(carry, hp)
 
     m = len(keys)
     t0 = time.perf_counter()

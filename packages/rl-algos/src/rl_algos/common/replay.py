@@ -8,6 +8,11 @@ run under `jit`, `lax.scan` and `vmap` (a leading member axis on every leaf of t
 Items are stored in insertion order in a ring of `capacity` slots: once full, each new item
 overwrites the oldest. Sampling draws `batch_size` items uniformly, with replacement, from the
 filled slots only (never the zero-initialised empty ones).
+
+Storage is flashbax's; the sampling is ours: flashbax's `sample` makes two key splits and two
+`randint` calls (one of them for its single add-batch row), and on the CPU every threefry call is
+a rolled loop of small kernels, so it cost 23 us per draw against 7 us for one `random.bits` call
+and a gather (TD3 samples once per update: about 4% of its CPU step time).
 """
 
 from __future__ import annotations
@@ -51,8 +56,17 @@ class ReplayBuffer:
 
     def sample(self, state: ReplayState, key: jax.Array) -> Any:
         """`batch_size` items drawn uniformly with replacement from the filled slots; every leaf
-        gets a leading `[batch_size]` axis. Sample only after at least one `add`."""
-        return self._fbx.sample(state, key).experience
+        gets a leading `[batch_size]` axis. Sample only after at least one `add`.
+
+        Slot `u mod size` for one uniform 32-bit word `u` per item: the filled slots are
+        `[0, size)` (the ring fills from slot 0 and, once full, every slot holds an item), and
+        the modulo favours the first `2**32 mod size` slots by at most `size / 2**32` in
+        relative probability (2e-4 for a million items)."""
+        words = jax.random.bits(key, (self.batch_size,), jnp.uint32)
+        size = jnp.maximum(self.size(state), 1).astype(jnp.uint32)
+        slots = (words % size).astype(jnp.int32)
+        # flashbax stores `[1 add-batch row, capacity, ...]` per leaf.
+        return jax.tree.map(lambda x: x[0, slots], state.experience)
 
     @staticmethod
     def size(state: ReplayState) -> jax.Array:
