@@ -109,7 +109,7 @@ def map_members(f: Callable[..., Any]) -> Callable[..., Any]:
     def mapped(*args: Any) -> Any:
         if all(jax.numpy.shape(x)[:1] == (1,) for x in jax.tree.leaves(args)):
             out = f(*jax.tree.map(lambda x: x[0], args))
-            return jax.tree.map(lambda x: x[None], out)
+            return jax.tree.map(lambda x: jax.numpy.asarray(x)[None], out)
         return jax.vmap(f)(*args)
 
     return mapped
