@@ -16,7 +16,8 @@ pip: torch's CPU wheel, stable-baselines3, gymnasium) with
 OMP_NUM_THREADS=1 and torch.set_num_threads(1); its time is `model.learn` alone (model construction
 apart); it runs as many steps as the others unless `--sb3-timesteps` says fewer (a quicker,
 rougher look: its 1,000 warm-up steps are then a larger, cheaper share). All are compared per
-1e4 environment steps.
+1e4 environment steps. The machine's speed drifts during SB3's minutes-long run, so ours is timed
+before and after it, and its row (and every ratio) uses the mean of the two.
 Wall time and CPU time (every thread of the process) are both reported: on a shared machine the
 wall time depends on the share of the cores each process gets, the CPU time much less.
 
@@ -131,15 +132,22 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def measure(make, timesteps: int) -> dict:
+def measure(make, timesteps: int) -> tuple[dict, object]:
+    """Compiles and runs one implementation; returns its figures and a `rerun()` that times the
+    compiled program once more (`(wall s, CPU s)`)."""
     fn, args, final_return = make(timesteps)
     t0 = time.perf_counter()
     compiled = fn.lower(*args).compile()
     compile_s = time.perf_counter() - t0
-    t0, c0 = time.perf_counter(), cpu_seconds()
-    out = jax.block_until_ready(compiled(*args))
-    run_s, cpu_s = time.perf_counter() - t0, cpu_seconds() - c0
-    return dict(compile=compile_s, run=run_s, cpu=cpu_s, steps=timesteps, **final_return(out))
+
+    def rerun():
+        t0, c0 = time.perf_counter(), cpu_seconds()
+        out = jax.block_until_ready(compiled(*args))
+        return time.perf_counter() - t0, cpu_seconds() - c0, out
+
+    run_s, cpu_s, out = rerun()
+    return (dict(compile=compile_s, run=run_s, cpu=cpu_s, steps=timesteps, **final_return(out)),
+            lambda: rerun()[:2])
 
 
 SB3_SCRIPT = r"""
@@ -262,13 +270,20 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).parent))  # bench_ppo's FiveTupleEnv shim
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, Pendulum-v1, 1 env, "
           f"update-to-data 1, hparams {HP}", flush=True)
-    res = {}
+    res, rerun = {}, {}
     for name, make in (("ours", ours), ("rejax", rejax_td3)):
-        res[name] = measure(make, a.timesteps)
+        res[name], rerun[name] = measure(make, a.timesteps)
         print(name, json.dumps(res[name]), flush=True)
     if not a.skip_sb3:
         res["sb3"] = sb3(ensure_sb3_venv(a.sb3_venv), a.sb3_timesteps or a.timesteps)
         print("sb3", json.dumps(res["sb3"]), flush=True)
+        # The machine's speed drifts over SB3's minutes-long run: time ours again after it and
+        # compare SB3 with the mean of ours before and after (both printed).
+        wall, cpu = rerun["ours"]()
+        us = res["ours"]
+        print(f"ours after sb3: run {wall:.2f} s, cpu {cpu:.2f} s (before: run {us['run']:.2f} s,"
+              f" cpu {us['cpu']:.2f} s); the table's ours row is their mean", flush=True)
+        us["run"], us["cpu"] = (us["run"] + wall) / 2, (us["cpu"] + cpu) / 2
     print(f"\n{'impl':>6} {'steps':>8} {'compile/setup s':>16} {'run s':>8} {'s per 1e4':>10} "
           f"{'cpu s per 1e4':>14} {'train ret':>10} {'greedy ret':>11}")
     for name, r in res.items():
