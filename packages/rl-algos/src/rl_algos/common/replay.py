@@ -12,7 +12,7 @@ filled slots only (never the zero-initialised empty ones).
 Storage is flashbax's; the sampling is ours: flashbax's `sample` makes two key splits and two
 `randint` calls (one of them for its single add-batch row), and on the CPU every threefry call is
 a rolled loop of small kernels, so it cost 23 us per draw against 7 us for one `random.bits` call
-and a gather (TD3 samples once per update: about 4% of its CPU step time).
+and a gather (TD3 samples once per update: its whole program ran 5% faster).
 """
 
 from __future__ import annotations
