@@ -65,10 +65,20 @@ def greedy_return(policy, params, n_episodes: int = 64) -> float:
     return float(jnp.mean(returns))
 
 
+def our_hparams():
+    """`HP` as our TD3's hyperparameter arrays (shared by the training run and `learn_only`)."""
+    from rl_algos.common import hparams_as_arrays
+    from rl_algos.td3 import TD3HParams
+
+    return hparams_as_arrays(TD3HParams(
+        actor_lr=HP["lr"], critic_lr=HP["lr"], gamma=HP["gamma"], tau=HP["tau"],
+        exploration_noise=HP["exploration_noise"], target_noise=HP["target_noise"],
+        target_noise_clip=HP["target_noise_clip"]))
+
+
 def ours(timesteps: int):
     import rl_envs
     from rl_algos import td3
-    from rl_algos.common import hparams_as_arrays
 
     env = rl_envs.make("gymnax/Pendulum-v1")
     # One env: two environment steps per update carry the two critic steps of one policy delay.
@@ -77,10 +87,7 @@ def ours(timesteps: int):
                         batch_size=HP["batch_size"], buffer_size=HP["buffer_size"],
                         learning_starts=HP["learning_starts"], hidden_sizes=HP["hidden"],
                         activation="relu")
-    hp = hparams_as_arrays(td3.TD3HParams(
-        actor_lr=HP["lr"], critic_lr=HP["lr"], gamma=HP["gamma"], tau=HP["tau"],
-        exploration_noise=HP["exploration_noise"], target_noise=HP["target_noise"],
-        target_noise_clip=HP["target_noise_clip"]))
+    hp = our_hparams()
     fn = jax.jit(map_members(td3.make_train(env, cfg)))
     args = (jax.random.split(jax.random.PRNGKey(0), 1),
             jax.tree.map(lambda x: x[None], hp))
@@ -215,18 +222,13 @@ def learn_only(timesteps: int) -> float:
     outside the networks' arithmetic could gain."""
     import equinox as eqx
 
-    from rl_algos.common import hparams_as_arrays
-    from rl_algos.td3 import TD3HParams
     from rl_algos.td3.networks import Actor, TwinCritic
     from rl_algos.td3.train import TD3Params, make_learn, optimizers
 
     key, b, h, d = jax.random.PRNGKey(0), HP["batch_size"], HP["hidden"], HP["policy_delay"]
     actor, a_static = eqx.partition(Actor(key, 3, 1, h, "relu"), eqx.is_array)
     critic, c_static = eqx.partition(TwinCritic(key, 3, 1, h, "relu"), eqx.is_array)
-    hp = hparams_as_arrays(TD3HParams(
-        actor_lr=HP["lr"], critic_lr=HP["lr"], gamma=HP["gamma"], tau=HP["tau"],
-        exploration_noise=HP["exploration_noise"], target_noise=HP["target_noise"],
-        target_noise_clip=HP["target_noise_clip"]))
+    hp = our_hparams()
     learn = make_learn(a_static, c_static, d)
     ks = jax.random.split(key, 4)
     batch = {"obs": jax.random.normal(ks[0], (1, d, b, 3)),
