@@ -36,11 +36,11 @@ def _dense_bwd(residuals: tuple[jax.Array, jax.Array], g: jax.Array):
     """`dx = g @ W`, `dW = g.T @ x`, `db = sum_b g`. On the CPU `g.T` is materialised behind an
     optimisation barrier, so the algebraic simplifier cannot fold it back into a dot that
     contracts both leading axes (1.5x slower at width 64, 3x at width 4); elsewhere the
-    transpose is left to the dot."""
+    transpose is left to the dot. The choice is made when the program is lowered for its
+    device (`lax.platform_dependent`), not from the default backend at trace time."""
     x, weight = residuals
-    g_t = g.T
-    if jax.default_backend() == "cpu":
-        g_t = jax.lax.optimization_barrier(g_t)
+    g_t = jax.lax.platform_dependent(
+        g, cpu=lambda g: jax.lax.optimization_barrier(g.T), default=lambda g: g.T)
     return g @ weight, g_t @ x, jnp.sum(g, axis=0)
 
 
