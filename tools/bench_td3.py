@@ -27,6 +27,10 @@ its last 20 training episodes (with noise).
 
     uv run --group bench python tools/bench_td3.py [--timesteps 100000] [--sb3-timesteps N]
         [--sb3-venv /tmp/sb3venv] [--skip-sb3] [--learn-only]
+
+On Linux, `taskset -c 0 uv run ...` gives every implementation one core (SB3's subprocess
+inherits it and runs one thread anyway): XLA's executor otherwise hands some kernels of ours to a
+second thread, which costs CPU time and, for programs of kernels this small, a little wall time.
 """
 
 from __future__ import annotations
