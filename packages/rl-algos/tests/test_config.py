@@ -31,7 +31,7 @@ def test_default_config_is_valid_and_derived_sizes() -> None:
         (dict(num_epochs=0), "num_epochs must be >= 1"),
         (dict(num_minibatches=0), "num_minibatches must be >= 1"),
         # one batch is 4 * 128 = 512 steps
-        (dict(total_timesteps=511), "less than one batch"),
+        (dict(total_timesteps=511), "less than one update"),
         (dict(activation="sigmoid"), "activation must be one of"),
         (dict(hidden_sizes=(64, 0)), "hidden_sizes must be positive"),
     ],

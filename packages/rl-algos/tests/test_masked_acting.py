@@ -4,6 +4,8 @@ masks, with random networks whose unmasked choice is often illegal."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -46,20 +48,25 @@ def test_policies_never_pick_an_illegal_move(algo: str) -> None:
     env = BoardSpaces()
     if algo == "ppo":
         policy = actor_critic_policy(env, PPOConfig(hidden_sizes=(32,), activation="relu"))
+        explore = None
     else:
-        policy = make_policy(env, PQNConfig(hidden_size=32, num_layers=1, cnn_channels=0),
-                             eps=0.5)
-    act = jax.jit(policy.act, static_argnums=4)
+        policy = make_policy(env, PQNConfig(hidden_size=32, num_layers=1, cnn_channels=0))
+        explore = 0.5  # ε while exploring
+
+    @partial(jax.jit, static_argnums=3)
+    def act(agent, obs, mask, greedy, key):
+        return policy.act(agent, obs, policy.noise(key, (N,)), greedy, mask, explore)[0]
+
     no_mask_choices = []
     for seed in range(3):
         obs, mask = _states(seed)
-        params = _random_params(policy.like, seed)
+        agent = _random_params(policy.agent_like, seed)
         for greedy in (True, False):
-            a = np.asarray(act(params, obs, mask, jax.random.PRNGKey(10 + seed), greedy))
+            a = np.asarray(act(agent, obs, mask, greedy, jax.random.PRNGKey(10 + seed)))
             assert a.shape == (N,) and a.dtype == np.int32
             legal = np.take_along_axis(np.asarray(mask), a[:, None], axis=1)[:, 0]
             assert legal.all(), f"{algo} greedy={greedy}: {(~legal).sum()} illegal moves"
-        unmasked = np.asarray(act(params, obs, None, jax.random.PRNGKey(0), True))
+        unmasked = np.asarray(act(agent, obs, None, True, jax.random.PRNGKey(0)))
         no_mask_choices.append(np.take_along_axis(np.asarray(mask), unmasked[:, None], 1))
     # Without the mask the same networks would often play illegally: the check above can fail.
     assert np.mean(~np.concatenate(no_mask_choices)) > 0.3

@@ -179,12 +179,12 @@ def test_data_parallel_refused_for_an_algorithm_without_it(monkeypatch, tmp_path
     import rl_algos.registry as registry
     from rl_algos.ppo import make_algorithm
 
-    spec = dataclasses.replace(registry.ALGORITHMS["ppo"], name="nodp",
+    spec = dataclasses.replace(registry.ALGORITHMS["ppo"], name="nodp", data_parallel=False,
                                make_algorithm=lambda env, config: make_algorithm(env, config))
     monkeypatch.setitem(registry.ALGORITHMS, "nodp", spec)
     code, _, err = run_cli(["--no-compile-cache", "run", "--algo", "nodp", "--env",
                             "gymnax/CartPole-v1", "--data-parallel", "--logdir", str(tmp_path)],
                            capsys)
-    assert code == 2 and err.strip() == "rl: error: nodp has no data-parallel mode; drop " \
-                                        "--data-parallel"
+    assert code == 2 and err.strip() == ("rl: error: nodp has no data-parallel mode (ppo, dpo, "
+                                         "lpo have); drop --data-parallel")
     assert not any(tmp_path.iterdir())

@@ -6,9 +6,10 @@ losses per member.
     res.win_rate            # [M], one entry per member (seed) of the run
 
 A run directory holds `config.json` (algorithm, environment, config) and `params.eqx` (every
-member's parameters, leading `[M]` axis); the agents are rebuilt from the config, their
-parameters loaded, and each member plays the same `num_games` games (same seats, same opponent
-randomness) in one compiled program: the games of a member run as a batch (no auto-reset) until
+member's agent: its parameters and, when training normalised observations, their statistics;
+leading `[M]` axis); the policy is rebuilt from the config (`make_policy`), the agents loaded,
+and each member plays the same `num_games` games (same seats, same opponent randomness) in one
+compiled program: the games of a member run as a batch (no auto-reset) until
 every one has ended. A game's outcome is the sign of the agent's return (+1 win, -1 loss, 0 draw
 in the pgx board games). Agents act greedily (the legal action of highest probability or Q-value)
 unless `stochastic=True`.
@@ -37,7 +38,7 @@ class LoadedRun(NamedTuple):
     env_kwargs: dict[str, Any]
     config: Any
     members: list[str]
-    params: Any  # leading [M] axis
+    agents: Any  # rl_core.Agent, leading [M] axis
 
 
 class EvalResult(NamedTuple):
@@ -111,21 +112,18 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     members = [f"seed_{s}" for s in record["seeds"]]
     env_kwargs = dict(record.get("env_kwargs") or {})
     spec = rl_algos.get(algo)
-    if spec.make_policy is None:
-        raise UserError(f"rl eval cannot rebuild '{algo}' agents yet; it supports "
-                        f"{', '.join(n for n, s in rl_algos.ALGORITHMS.items() if s.make_policy)}")
     config = spec.config_cls(**{k: tuple(v) if isinstance(v, list) else v
                                 for k, v in fields.items()})
     env = rl_envs.make(env_id, **env_kwargs)
     policy = _policy(spec, env, config)
     like = jax.tree.map(lambda s: jax.ShapeDtypeStruct((len(members), *s.shape), s.dtype),
-                        policy.like)
+                        policy.agent_like)
     try:
-        params = eqx.tree_deserialise_leaves(path / "params.eqx", like)
+        agents = eqx.tree_deserialise_leaves(path / "params.eqx", like)
     except Exception as e:  # a truncated or foreign file: say so in one line
-        raise UserError(f"{path / 'params.eqx'} does not hold this run's parameters "
+        raise UserError(f"{path / 'params.eqx'} does not hold this run's agents "
                         f"({type(e).__name__}: {e})") from None
-    return LoadedRun(path, algo, env_id, env_kwargs, config, members, params)
+    return LoadedRun(path, algo, env_id, env_kwargs, config, members, agents)
 
 
 def _policy(spec: Any, env: Any, config: Any) -> Any:
@@ -168,10 +166,10 @@ def evaluate(run_dir: str | Path, num_games: int = 1000, opponent: str = "random
                             in_axes=(0, None)))
     key = jax.random.PRNGKey(seed)
     t0 = time.perf_counter()
-    compiled = play.lower(run.params, key).compile()
+    compiled = play.lower(run.agents, key).compile()
     compile_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    returns, done = jax.block_until_ready(compiled(run.params, key))
+    returns, done = jax.block_until_ready(compiled(run.agents, key))
     run_seconds = time.perf_counter() - t0
     returns, done = np.asarray(returns), np.asarray(done)  # [M, G]
     return EvalResult(
@@ -185,7 +183,7 @@ def evaluate(run_dir: str | Path, num_games: int = 1000, opponent: str = "random
 
 
 def _play_fn(env: Any, policy: Any, num_games: int, greedy: bool) -> Any:
-    """`(params, key) -> (returns [G], finished [G])` for one member: `num_games` games stepped
+    """`(agent, key) -> (returns [G], finished [G])` for one member: `num_games` games stepped
     together until all have ended (finished games are no longer counted)."""
     import jax
     import jax.numpy as jnp
@@ -194,7 +192,7 @@ def _play_fn(env: Any, policy: Any, num_games: int, greedy: bool) -> Any:
 
     venv = VectorEnv(env, num_games)
 
-    def play(params: Any, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         k_reset, key = jax.random.split(key)
         state, ts = venv.reset(k_reset)
         zeros = jnp.zeros((num_games,), jnp.float32)
@@ -206,8 +204,8 @@ def _play_fn(env: Any, policy: Any, num_games: int, greedy: bool) -> Any:
         def body(c):
             state, ts, done, ret, t, key = c
             key, k_act, k_step = jax.random.split(key, 3)
-            action = policy.act(params, ts.observation, ts.info.get("action_mask"), k_act,
-                                greedy)
+            action, _ = policy.act(agent, ts.observation, policy.noise(k_act, (num_games,)),
+                                   greedy, ts.info.get("action_mask"))
             state, ts = venv.step(state, action, k_step)
             ret = ret + jnp.where(done, 0.0, ts.reward)
             done = done | ts.terminated | ts.truncated

@@ -20,7 +20,6 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from rich.table import Table
 
 from rl_cli.errors import UserError
 from rl_cli.meta_params import save_meta_params, save_npz
+from rl_cli.session import new_run_dir
 from rl_cli.watchdog import Watchdog
 
 CHECKPOINT, HISTORY, SETTINGS = "checkpoint.npz", "history.jsonl", "evolve.json"
@@ -240,17 +240,6 @@ def load_checkpoint(run_dir: Path, state_like: Any, params_like: Any) -> tuple[A
 # --------------------------------------------------------------------------- the run
 
 
-def _run_dir(logdir: Path, req: EvolveRequest, run_name: str | None) -> Path:
-    name = run_name or (f"evolve-{req.meta}-{req.envs[0].replace('/', '_')}-"
-                        f"{datetime.now().strftime('%Y%m%d-%H%M%S')}")
-    path, i = logdir / name, 1
-    while path.exists():
-        i += 1
-        path = logdir / f"{name}-{i}"
-    path.mkdir(parents=True)
-    return path
-
-
 def load_request(run_dir: Path, generations: int | None) -> EvolveRequest:
     """The request recorded in `run_dir/evolve.json`, with a new total of generations if given."""
     path = run_dir / SETTINGS
@@ -287,7 +276,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
                             f"already; pass --generations N with N > {prog.next_generation} "
                             f"to continue")
     else:
-        run_dir = _run_dir(logdir, req, run_name)
+        run_dir = new_run_dir(logdir, f"evolve-{req.meta}-{req.envs[0]}", run_name)
         prog = Progress(0, -math.inf, p.template, -1)
     (run_dir / SETTINGS).write_text(json.dumps({
         "request": dataclasses.asdict(req), "config": dataclasses.asdict(p.config),

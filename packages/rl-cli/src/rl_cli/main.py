@@ -324,19 +324,25 @@ def envs(backend: str | None) -> None:
 
 @cli.command()
 def algos() -> None:
-    """List the algorithms, the action spaces they support and their presets."""
+    """List the algorithms, what they support (action spaces, legal-action masks,
+    --data-parallel, evolved meta-parameters) and their presets."""
     from rich.console import Console
     from rich.table import Table
 
     import rl_algos
 
     table = Table(title="algorithms", title_justify="left")
-    for col in ("name", "description", "action spaces", "presets"):
+    for col in ("name", "description", "action spaces", "supports"):
         table.add_column(col)
+    table.add_column("presets", min_width=len("continuous_control"))
     for spec in rl_algos.ALGORITHMS.values():
+        supports = [name for name, on in (("masks", spec.action_masks),
+                                          ("data-parallel", spec.data_parallel),
+                                          (f"meta:{spec.meta_field}", spec.meta_field))
+                    if on]
         table.add_row(spec.name, spec.description,
                       ", ".join(t.__name__ for t in spec.action_spaces),
-                      ", ".join(spec.presets) or "-")
+                      ", ".join(supports) or "-", ", ".join(spec.presets) or "-")
     Console().print(table)
 
 

@@ -7,7 +7,6 @@ import json
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,8 @@ from rich.console import Console
 
 from rl_cli.errors import UserError
 from rl_cli.overrides import as_jsonable, build_config
-from rl_cli.reporting import ProgressView, RunLogger, summarise_chunk, summary_table
+from rl_cli.reporting import ProgressView, RunLogger, summary_table
+from rl_cli.session import chunk_observer, new_run_dir
 from rl_cli.stats import final_returns, mean_ci95
 from rl_cli.watchdog import Watchdog
 
@@ -156,14 +156,6 @@ def member_mesh_for(devices: int | None) -> Any:
     return member_mesh(n) if n > 1 else None
 
 
-def supports_data_parallel(spec: Any) -> bool:
-    """An algorithm has a data-parallel mode when its `make_algorithm` takes a `data_axis`
-    (one device's share of the agent, see rl_core.parallel.data_parallel)."""
-    import inspect
-
-    return "data_axis" in inspect.signature(spec.make_algorithm).parameters
-
-
 def build_algorithm(spec: Any, env: Any, config: Any, req: RunRequest) -> Any:
     """The algorithm, or with `--data-parallel` its data-parallel form over this host's devices."""
     import jax
@@ -172,8 +164,10 @@ def build_algorithm(spec: Any, env: Any, config: Any, req: RunRequest) -> Any:
         check_devices(req.devices)
     if not req.data_parallel:
         return spec.make_algorithm(env, config)
-    if not supports_data_parallel(spec):
-        raise UserError(f"{spec.name} has no data-parallel mode; drop --data-parallel")
+    if not spec.data_parallel:
+        names = ", ".join(a.name for a in _algorithms() if a.data_parallel)
+        raise UserError(f"{spec.name} has no data-parallel mode ({names} have); drop "
+                        "--data-parallel")
     if jax.process_count() > 1:
         raise UserError("--data-parallel splits one agent over one host's devices; with several "
                         "processes shard members instead (drop --data-parallel)")
@@ -184,23 +178,15 @@ def build_algorithm(spec: Any, env: Any, config: Any, req: RunRequest) -> Any:
     return data_parallel(local, data_mesh(n))
 
 
-def _run_dir(req: RunRequest) -> Path:
-    name = req.run_name or (
-        f"{req.algo}-{req.env.replace('/', '_')}-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
-    path, i = req.logdir / name, 1
-    while path.exists():
-        i += 1
-        path = req.logdir / f"{name}-{i}"
-    path.mkdir(parents=True)
-    return path
-
-
-def save_params(path: Path, params: Any) -> None:
-    """Final parameters of every member (leading `[M]` axis), Equinox's leaf serialisation:
-    load with `eqx.tree_deserialise_leaves(path, like)` where `like` has the same structure."""
+def save_agents(path: Path, algo: Any, carry: Any) -> None:
+    """The agent of every member (`Algorithm.agent` of each member's final carry: parameters and,
+    when training normalised observations, their statistics; leading `[M]` axis), in Equinox's
+    leaf serialisation: `eqx.tree_deserialise_leaves(path, like)` loads it into the member-stacked
+    `make_policy(env, config).agent_like` (`rl_cli.evaluate.load_run` does)."""
     import equinox as eqx
+    import jax
 
-    eqx.tree_serialise_leaves(path, params)
+    eqx.tree_serialise_leaves(path, jax.vmap(algo.agent)(carry))
 
 
 def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
@@ -227,7 +213,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
     chunk_len = req.log_every or chunk_length(algo.num_updates)
     total_steps = algo.num_updates * algo.steps_per_update
 
-    run_dir = _run_dir(req) if main else None
+    run_dir = new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name) if main else None
     config_record = {
         "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
@@ -253,28 +239,14 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         console.print(f"compiled in {compiled.compile_seconds:.2f} s")
         dog.beat(f"running chunk 1/{compiled.num_chunks} of {chunk_len} updates")
         with ProgressView(console, total_steps, n, req.progress) as view:
-
-            def on_chunk(rep: Any) -> None:
-                chunk = summarise_chunk(rep.metrics)
-                if logger is not None:
-                    logger.log(rep.updates_done, rep.elapsed, chunk)
-                ret = chunk["episode_return"]
-                view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
-                            float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else float("nan"))
-                dog.beat(f"running chunk {rep.chunk + 2}/{rep.num_chunks} "
-                         f"(update {rep.updates_done}/{algo.num_updates})")
-
             t0 = time.perf_counter()
-            result = run_members(compiled, keys, hp, on_chunk)
+            result = run_members(compiled, keys, hp, chunk_observer(algo, logger, view, dog))
             jax.block_until_ready(result.state)
             run_seconds = time.perf_counter() - t0
         dog.beat("saving results")
         if logger is not None and run_dir is not None:
             logger.close()
-            params = result.state.train_state.params
-            if req.data_parallel:  # identical on every device: keep device 0's copy
-                params = jax.tree.map(lambda x: x[:, 0], params)
-            save_params(run_dir / "params.eqx", params)
+            save_agents(run_dir / "params.eqx", algo, result.state)
 
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))

@@ -1,7 +1,7 @@
 """Hyperparameter sweeps as one compiled program, for the command line and for notebooks.
 
 Every grid point (or random sample) x seed is one *member* of a single vmapped program: the traced
-float hyperparameters of the algorithm (its hparams NamedTuple) become a `[M]` input, so the whole
+float hyperparameters of the algorithm (its `@hparams` class) become a `[M]` input, so the whole
 sweep compiles once. Static fields shape the program and cannot differ between members; asking to
 sweep one is refused with what to do instead.
 
@@ -225,7 +225,7 @@ class SweepPlan:
 
     req: SweepRequest
     prepared: Any  # runner.Prepared
-    points: list[Any]  # hparams NamedTuples
+    points: list[Any]  # hparams instances
     swept: list[str]
     members: list[Member]
     mesh: Any
@@ -262,7 +262,7 @@ def plan_sweep(req: SweepRequest) -> SweepPlan:
 
 
 def member_inputs(plan: SweepPlan) -> tuple[Any, Any]:
-    """`keys[M, 2]` (member seed) and hparams NamedTuple of `[M]` float32 arrays."""
+    """`keys[M, 2]` (member seed) and hparams of `[M]` float32 arrays."""
     import jax
     import jax.numpy as jnp
 
@@ -360,13 +360,13 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     and print the ranking. Returns the summary."""
     import json
     import sys
-    from datetime import datetime
 
     import jax
     from rich.console import Console
 
     from rl_cli.overrides import as_jsonable
-    from rl_cli.reporting import ProgressView, SweepLogger, ranking_table, summarise_chunk
+    from rl_cli.reporting import ProgressView, SweepLogger, ranking_table
+    from rl_cli.session import chunk_observer, new_run_dir
     from rl_cli.watchdog import Watchdog
     from rl_core import is_main_process
 
@@ -378,13 +378,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     n = len(plan.members)
     run_dir = None
     if main:
-        name = run_name or (f"sweep-{req.algo}-{req.env.replace('/', '_')}-"
-                            f"{datetime.now().strftime('%Y%m%d-%H%M%S')}")
-        run_dir, i = logdir / name, 1
-        while run_dir.exists():
-            i += 1
-            run_dir = logdir / f"{name}-{i}"
-        run_dir.mkdir(parents=True)
+        run_dir = new_run_dir(logdir, f"sweep-{req.algo}-{req.env}", run_name)
         record = {
             "algo": req.algo, "env": req.env, "env_kwargs": plan.prepared.env_kwargs,
             "preset": plan.prepared.preset, "grid": req.grid,
@@ -417,15 +411,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                 console.print(f"compiled once in {compiled.compile_seconds:.2f} s")
                 dog.beat(f"running chunk 1/{compiled.num_chunks}")
 
-            def on_chunk(rep: Any) -> None:
-                chunk = summarise_chunk(rep.metrics)
-                if logger is not None:
-                    logger.log(rep.updates_done, rep.elapsed, chunk)
-                ret = chunk["episode_return"]
-                view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
-                            float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else math.nan)
-                dog.beat(f"running chunk {rep.chunk + 2}/{rep.num_chunks} "
-                         f"(update {rep.updates_done}/{algo.num_updates})")
+            on_chunk = chunk_observer(algo, logger, view, dog)
 
             result = run_sweep(plan, on_compiled, on_chunk)
         dog.beat("saving results")

@@ -1,22 +1,20 @@
 """rl_core: the functional core of the framework (jax only).
 
-Types that cross the port, spaces, the environment port itself, wrappers written once for every
-backend, the `lax.scan` loops, `parallel` (device meshes, data parallelism, several hosts), and
-`check_environment`, the port's contract as a check.
+Types that cross the port and the algorithm contract (`Algorithm`, `Agent`, `Policy`), spaces,
+the environment port itself, wrappers written once for every backend, the `lax.scan` loops, the
+multi-member driver (`members`), `parallel` (device meshes, data parallelism, several hosts), and
+the two contracts as checks: `check_environment` and `check_algorithm`.
 """
 
 from rl_core.env import Environment
-from rl_core.loops import (
-    Algorithm,
+from rl_core.loops import make_train, rollout, scan_updates
+from rl_core.members import (
     ChunkReport,
     CompiledRun,
     chunk_length,
     compile_members,
-    make_train,
     map_members,
-    rollout,
     run_members,
-    scan_updates,
 )
 from rl_core.parallel import (
     DATA_AXIS,
@@ -36,14 +34,28 @@ from rl_core.parallel import (
     unpad_members,
 )
 from rl_core.spaces import Box, Discrete, MultiDiscrete, Space, describe
-from rl_core.testing import EnvironmentContractError, check_environment
+from rl_core.testing import (
+    AlgorithmContractError,
+    EnvironmentContractError,
+    check_algorithm,
+    check_environment,
+)
 from rl_core.types import (
+    EPISODE_METRICS,
     STATE_INFO_KEYS,
+    ActFn,
+    Agent,
+    AgentFn,
+    Algorithm,
+    AlgorithmSpec,
+    InitFn,
+    Policy,
     RunnerState,
     TimeStep,
     TrainResult,
     TrainState,
     Transition,
+    UpdateFn,
 )
 from rl_core.wrappers import (
     AutoReset,
@@ -56,13 +68,17 @@ from rl_core.wrappers import (
     RunningMeanStd,
     VectorEnv,
     Wrapper,
+    find_state,
     flatten_observation,
+    normalize_observation,
 )
 
 __all__ = [
     "DATA_AXIS", "MEMBER_AXIS", "DataAxis", "DistributedConfig", "data_mesh", "data_parallel",
     "distributed_config", "initialize_distributed", "is_main_process", "member_mesh",
     "pad_members", "padded_size", "put_members", "to_host", "unpad_members",
+    "EPISODE_METRICS", "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
+    "InitFn", "Policy", "UpdateFn", "check_algorithm", "find_state", "normalize_observation",
     "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun", "Discrete",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",
     "FlattenStructuredObservation",

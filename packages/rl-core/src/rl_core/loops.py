@@ -1,27 +1,21 @@
-"""`lax.scan` loops shared by every algorithm.
+"""`lax.scan` loops shared by every algorithm: the rollout, and the run as a scan of updates.
 
-An algorithm is described by an `Algorithm`: `init(key, hparams) -> carry` and
-`update(carry, hparams) -> (carry, metrics)`, applied `num_updates` times. From these two pure
-functions come
-  * `make_train(algo)`: the whole run as one pure function `train(key, hparams) -> TrainResult`,
-    for users who `jax.jit(jax.vmap(train))` it themselves;
-  * `run_members(...)`: the same updates for M members (seeds, grid points, a population) driven in
-    compiled *chunks* of updates, so that progress, logging and checkpoints can happen between
-    chunks without a host callback inside the program (executables with host callbacks are never
-    stored in JAX's persistent compilation cache, which would make every run recompile).
+An algorithm is described by an `Algorithm` (`rl_core.types`): `init(key, hparams) -> carry` and
+`update(carry, hparams) -> (carry, metrics)`, applied `num_updates` times. `make_train(algo)` makes
+the whole run one pure function `train(key, hparams) -> TrainResult`, for users who
+`jax.jit(jax.vmap(train))` it themselves; `rl_core.members` drives the same updates for many
+members in compiled chunks.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
-import numpy as np
 
-from rl_core.types import TimeStep, TrainResult, Transition
+from rl_core.types import Algorithm, TimeStep, TrainResult, Transition
 
 Policy = Callable[[TimeStep, jax.Array], tuple[jax.Array, dict[str, Any]]]
 
@@ -79,40 +73,9 @@ def rollout(
     return (env_state, timestep, key), traj
 
 
-class Algorithm(NamedTuple):
-    """A training run cut into identical updates.
-
-    init:    `(key, hparams) -> carry`, the state before the first update.
-    update:  `(carry, hparams) -> (carry, metrics)`; metrics is a dict of scalars.
-    num_updates: how many updates make the run.
-    steps_per_update: environment steps one update consumes (per member).
-    """
-
-    init: Callable[[jax.Array, Any], Any]
-    update: Callable[[Any, Any], tuple[Any, dict[str, jax.Array]]]
-    num_updates: int
-    steps_per_update: int
-
-
 def scan_updates(algo: Algorithm, carry: Any, hparams: Any, length: int) -> tuple[Any, Any]:
     """`length` updates in one `lax.scan`; metrics get a leading `[length]` axis."""
     return jax.lax.scan(lambda c, _: algo.update(c, hparams), carry, None, length=length)
-
-
-def map_members(f: Callable[..., Any]) -> Callable[..., Any]:
-    """`jax.vmap(f)` over the leading member axis of every argument leaf, except that a single
-    member runs `f` unbatched and gets the axis back. A vmap of size 1 still batches every
-    operation, and on the CPU some batched forms are slower than the plain ones (a dot with a
-    unit batch axis; a `cond` on a batched predicate becomes a select that computes both
-    branches): TD3 with one member ran 4-14% slower vmapped. The results are the same."""
-
-    def mapped(*args: Any) -> Any:
-        if all(jax.numpy.shape(x)[:1] == (1,) for x in jax.tree.leaves(args)):
-            out = f(*jax.tree.map(lambda x: x[0], args))
-            return jax.tree.map(lambda x: jax.numpy.asarray(x)[None], out)
-        return jax.vmap(f)(*args)
-
-    return mapped
 
 
 def make_train(algo: Algorithm) -> Callable[[jax.Array, Any], TrainResult]:
@@ -124,140 +87,3 @@ def make_train(algo: Algorithm) -> Callable[[jax.Array, Any], TrainResult]:
         return TrainResult(carry, metrics)
 
     return train
-
-
-def chunk_length(num_updates: int, target_chunks: int = 50) -> int:
-    """The largest divisor of `num_updates` not above `num_updates / target_chunks` (at least 1),
-    so that every chunk has the same length and one compiled chunk serves the whole run."""
-    limit = max(1, num_updates // max(1, target_chunks))
-    return max(d for d in range(1, limit + 1) if num_updates % d == 0)
-
-
-class ChunkReport(NamedTuple):
-    """What `run_members` tells its observer after each chunk (host numpy arrays)."""
-
-    chunk: int  # index of the finished chunk, from 0
-    num_chunks: int
-    updates_done: int
-    metrics: dict[str, Any]  # each `[M, chunk_len]`
-    elapsed: float  # seconds since the first chunk was dispatched
-
-
-class CompiledRun(NamedTuple):
-    """A multi-member run, compiled and ready: call `run_members(compiled, ...)`.
-
-    With a `mesh`, the programs take `num_padded` members sharded along the member axis; the
-    `num_members` real ones are padded on the way in and unpadded on the way out."""
-
-    init: Any  # compiled `(keys[M], hparams[M]) -> carry[M]`, on one device
-    chunk: Any  # compiled `(carry[Mp], hparams[Mp]) -> (carry[Mp], metrics[Mp, L])`
-    num_chunks: int
-    chunk_len: int
-    compile_seconds: float
-    mesh: Any = None  # a jax.sharding.Mesh, or None for the default device
-    num_members: int = 0
-    num_padded: int = 0
-
-
-def _leading(tree: Any, size: int) -> Any:
-    """Abstract values of `tree` with the leading axis resized to `size`."""
-    return jax.tree.map(lambda x: jax.ShapeDtypeStruct((size, *x.shape[1:]), x.dtype), tree)
-
-
-def init_members(algo: Algorithm) -> Callable[[jax.Array, Any], Any]:
-    """`(keys[M], hparams[M]) -> carry[M]`, the members initialised one after another. Gives the
-    same carry as `jax.vmap(algo.init)`, without batched LAPACK calls (see `compile_members`)."""
-    return lambda keys, hparams: jax.lax.map(lambda a: algo.init(*a), (keys, hparams))
-
-
-def compile_members(
-    algo: Algorithm,
-    keys: jax.Array,
-    hparams: Any,
-    chunk_len: int | None = None,
-    mesh: Any = None,
-) -> CompiledRun:
-    """Lowers and compiles the init and the chunk programs for `M = len(keys)` members (vmapped),
-    timing compilation apart from running. `hparams` has a leading `[M]` axis on every leaf.
-
-    With `mesh` (see `rl_core.parallel.member_mesh`), the member axis is sharded over the mesh's
-    devices (padded to a multiple of their count); the per-chunk metrics come back replicated so
-    every process can read them without a gather."""
-    chunk_len = chunk_length(algo.num_updates) if chunk_len is None else chunk_len
-    if algo.num_updates % chunk_len:
-        raise ValueError(f"chunk_len {chunk_len} must divide num_updates {algo.num_updates}.")
-
-    def chunk(carry, hp):
-        return map_members(lambda c, h: scan_updates(algo, c, h, chunk_len))(carry, hp)
-
-    m = len(keys)
-    t0 = time.perf_counter()
-    # The init program runs unsharded, on one device, one member after another (`lax.map`, not
-    # `vmap`): it is cheap, and on CPU (jax 0.10.2) batched LAPACK calls (the QR of orthogonal
-    # initialisers) running at the same time deadlock XLA's thread pool, whether they come from a
-    # wide vmap or from several devices. Its output is then padded and sharded.
-    init_c = jax.jit(init_members(algo)).lower(keys, hparams).compile()
-    if mesh is None:
-        carry_shape = jax.eval_shape(jax.vmap(algo.init), keys, hparams)
-        chunk_c = jax.jit(chunk, donate_argnums=0).lower(carry_shape, hparams).compile()
-        padded = m
-    else:
-        from rl_core.parallel import member_sharding, padded_size, replicated
-
-        padded = padded_size(m, mesh)
-        shard, rep = member_sharding(mesh), replicated(mesh)
-        keys_a, hp_a = _leading(keys, padded), _leading(hparams, padded)
-        carry_shape = jax.eval_shape(jax.vmap(algo.init), keys_a, hp_a)
-        chunk_c = jax.jit(chunk, donate_argnums=0, in_shardings=(shard, shard),
-                          out_shardings=(shard, rep)).lower(carry_shape, hp_a).compile()
-    return CompiledRun(init_c, chunk_c, algo.num_updates // chunk_len, chunk_len,
-                       time.perf_counter() - t0, mesh, m, padded)
-
-
-def run_members(
-    compiled: CompiledRun,
-    keys: jax.Array,
-    hparams: Any,
-    on_chunk: Callable[[ChunkReport], None] | None = None,
-) -> TrainResult:
-    """Runs every chunk of a compiled multi-member run. `on_chunk` is called on the host after each
-    chunk with its metrics (the next chunk is already dispatched, so the device does not wait).
-    Returns the final carry and all metrics `[M, num_updates]`.
-
-    On a mesh, the inputs are padded and sharded here, and the final carry comes back as host
-    numpy arrays of the `M` real members (gathered from every process)."""
-    t0 = time.perf_counter()
-    m = len(keys)
-    carry = compiled.init(keys, hparams)
-    if compiled.mesh is not None:
-        from rl_core.parallel import pad_members, put_members, to_host
-
-        carry, hparams = put_members(
-            pad_members((to_host(carry), hparams), compiled.num_padded), compiled.mesh)
-    pending = None
-    collected: list[dict[str, Any]] = []
-
-    def report(i: int, metrics: Any) -> None:
-        host = {k: v[:m] for k, v in jax.device_get(metrics).items()}
-        collected.append(host)
-        if on_chunk is not None:
-            on_chunk(
-                ChunkReport(
-                    i, compiled.num_chunks, (i + 1) * compiled.chunk_len, host,
-                    time.perf_counter() - t0,
-                )
-            )
-
-    for i in range(compiled.num_chunks):
-        carry, metrics = compiled.chunk(carry, hparams)
-        if pending is not None:
-            report(*pending)
-        pending = (i, metrics)
-    if pending is not None:
-        report(*pending)
-    all_metrics = {k: np.concatenate([c[k] for c in collected], axis=1) for k in collected[0]}
-    if compiled.mesh is not None:
-        from rl_core.parallel import to_host, unpad_members
-
-        carry = unpad_members(to_host(carry), m)
-    return TrainResult(carry, all_metrics)

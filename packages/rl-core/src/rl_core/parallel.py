@@ -4,7 +4,7 @@ Two ways to use many devices:
 
 * **Member sharding.** A multi-member run (seeds x grid points x population) is a vmapped program
   whose leading axis is the member axis `[M]`. `member_mesh()` builds a one-axis `Mesh` over the
-  devices and `compile_members(..., mesh=mesh)` (in `rl_core.loops`) shards that axis across it.
+  devices and `compile_members(..., mesh=mesh)` (in `rl_core.members`) shards that axis across it.
   When `M` does not divide the device count, the members are padded (by repeating the last one) to
   the next multiple and the padding is dropped from every output, so callers never see it.
 * **Data parallelism.** One agent's environments are split across the devices of a `data` axis and
@@ -30,6 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
+
+from rl_core.types import Algorithm
 
 MEMBER_AXIS = "members"
 DATA_AXIS = "data"
@@ -152,9 +154,8 @@ def data_parallel(local: Any, mesh: Mesh, axis: str = DATA_AXIS) -> Any:
     The returned algorithm's carry has a leading `[D]` device axis sharded over `axis` (the
     parameters in it are identical on every device: same initial key, same averaged gradients);
     its metrics are the per-device metrics of device 0, which the local update has already
-    reduced over the axis. `steps_per_update` counts all devices' environment steps."""
-    from rl_core.loops import Algorithm
-
+    reduced over the axis, and its agent is device 0's. `steps_per_update` counts all devices'
+    environment steps."""
     d = mesh.shape[axis]
 
     def init(key: jax.Array, hp: Any) -> Any:
@@ -173,7 +174,11 @@ def data_parallel(local: Any, mesh: Mesh, axis: str = DATA_AXIS) -> Any:
         carry, metrics = f(carry, hp)
         return carry, jax.tree.map(lambda x: x[0], metrics)
 
-    return Algorithm(init, update, local.num_updates, local.steps_per_update * d)
+    def agent(carry: Any) -> Any:  # identical on every device: device 0's copy
+        return local.agent(jax.tree.map(lambda x: x[0], carry))
+
+    return Algorithm(init, update, local.num_updates, local.steps_per_update * d, agent,
+                     local.policy)
 
 
 # --------------------------------------------------------------------------- several hosts

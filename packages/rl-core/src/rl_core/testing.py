@@ -1,5 +1,7 @@
-"""`check_environment(env)`: the port's contract as one reusable check, run against every
-registered environment. It raises `EnvironmentContractError` naming the first broken promise."""
+"""The two contracts as reusable checks: `check_environment(env)`, run against every registered
+environment, and `check_algorithm(spec, env)`, run against every registered algorithm on every
+action-space kind it declares. Each raises an `AssertionError` subclass naming the first broken
+promise."""
 
 from __future__ import annotations
 
@@ -10,12 +12,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from rl_core.spaces import Box, Discrete, MultiDiscrete
-from rl_core.types import TimeStep
-from rl_core.wrappers import AutoReset
+from rl_core.types import EPISODE_METRICS, Agent, Algorithm, TimeStep
+from rl_core.wrappers import AutoReset, flatten_observation, normalize_observation
 
 
 class EnvironmentContractError(AssertionError):
     """An environment does not keep a promise of the port."""
+
+
+class AlgorithmContractError(AssertionError):
+    """An algorithm does not keep a promise of the `Algorithm`/`Policy` contract."""
 
 
 def _require(cond: Any, msg: str) -> None:
@@ -160,3 +166,127 @@ def _is_box_tree(space: Any) -> bool:
     leaves = jax.tree.leaves(space, is_leaf=lambda s: isinstance(s, Box))
     return not isinstance(space, Discrete | MultiDiscrete) and bool(leaves) and all(
         isinstance(s, Box) for s in leaves)
+
+
+# --------------------------------------------------------------------------- algorithms
+
+
+def _require_alg(cond: Any, msg: str) -> None:
+    if not bool(cond):
+        raise AlgorithmContractError(msg)
+
+
+def _abstract(tree: Any) -> Any:
+    """`_signature` of a tree of arrays or `ShapeDtypeStruct`s."""
+    leaves, treedef = jax.tree.flatten(tree)
+    return treedef, tuple((tuple(x.shape), jnp.dtype(x.dtype)) for x in leaves)
+
+
+def _random_mask(key: jax.Array, space: Any, n: int) -> jax.Array:
+    """bool `[n, A]` legal actions, each row (each dimension's slice for MultiDiscrete) with at
+    least one legal action."""
+    sizes = [space.n] if isinstance(space, Discrete) else list(space.nvec)
+    parts = []
+    for k, size in zip(jax.random.split(key, len(sizes)), sizes, strict=True):
+        k_mask, k_one = jax.random.split(k)
+        mask = jax.random.bernoulli(k_mask, 0.5, (n, size))
+        one = jax.nn.one_hot(jax.random.randint(k_one, (n,), 0, size), size, dtype=jnp.bool_)
+        parts.append(mask | one)
+    return jnp.concatenate(parts, axis=-1)
+
+
+def _legal(space: Any, actions: jax.Array, mask: jax.Array) -> bool:
+    if isinstance(space, Discrete):
+        return bool(jnp.all(jnp.take_along_axis(mask, actions[:, None], axis=-1)))
+    offsets = np.cumsum([0, *space.nvec[:-1]])
+    return bool(jnp.all(jnp.take_along_axis(mask, actions + offsets, axis=-1)))
+
+
+def check_algorithm(spec: Any, env: Any, config: Any = None, hparams: Any = None,
+                    num_updates: int = 3, num_obs: int = 8, seed: int = 0) -> None:
+    """Checks a registered algorithm (`AlgorithmSpec`) on an unbatched `env` whose action space it
+    declares, with `config` (default: the config class's defaults) and `hparams` (default:
+    `spec.default_hparams()`):
+    * `make_algorithm` gives an `Algorithm`; `init` and `update` run under `jit`;
+    * `update`'s metrics hold `EPISODE_METRICS`, every metric a finite scalar;
+    * the carry keeps its structure, shapes and dtypes across `num_updates` updates, and the
+      jitted update is traced once for all of them (no recompilation);
+    * `agent(carry)` is an `Agent` shaped like `make_policy(env, config).agent_like`;
+    * the policy's actions, greedy and sampled, lie in the action space (a Box action after the
+      clipping `ClipAction` applies at the environment: a Gaussian sample is unbounded; it must be
+      finite), and respect a legal-action mask (the environment's, and random masks when the
+      spec declares `action_masks`);
+    * the training policy (`Algorithm.policy`) and the evaluation policy rebuilt from the config
+      give the same actions for the same agent, observations and noise; with saved observation
+      statistics, acting on raw observations equals acting on the normalised ones training saw.
+    """
+    config = spec.config_cls() if config is None else config
+    hparams = spec.default_hparams() if hparams is None else hparams
+    name = getattr(spec, "name", type(spec).__name__)
+    algo = spec.make_algorithm(env, config)
+    _require_alg(isinstance(algo, Algorithm), f"{name}: make_algorithm must return an Algorithm")
+    _require_alg(algo.agent is not None and algo.policy is not None,
+                 f"{name}: its Algorithm must give `agent` and `policy`")
+    key = jax.random.PRNGKey(seed)
+    carry = jax.jit(algo.init)(key, hparams)
+    traces = [0]
+
+    def counted(c: Any, h: Any) -> Any:
+        traces[0] += 1
+        return algo.update(c, h)
+
+    update = jax.jit(counted)
+    first = _abstract(carry)
+    for i in range(num_updates):
+        carry, metrics = update(carry, hparams)
+        _require_alg(_abstract(carry) == first,
+                     f"{name}: update {i} changed the carry's structure, shapes or dtypes")
+        missing = [k for k in EPISODE_METRICS if k not in metrics]
+        _require_alg(not missing, f"{name}: update metrics lack {missing} (EPISODE_METRICS)")
+        for k, v in metrics.items():
+            _require_alg(jnp.shape(v) == (), f"{name}: metric {k} must be a scalar, got "
+                                              f"{jnp.shape(v)}")
+            _require_alg(np.isfinite(np.asarray(v)), f"{name}: metric {k} is not finite ({v})")
+    _require_alg(traces[0] == 1, f"{name}: update was traced {traces[0]} times for "
+                                 f"{num_updates} calls (the carry's types drift: it recompiles)")
+
+    agent = algo.agent(carry)
+    _require_alg(isinstance(agent, Agent), f"{name}: agent(carry) must return an Agent")
+    policy = spec.make_policy(env, config)
+    _require_alg(_abstract(agent) == _abstract(policy.agent_like),
+                 f"{name}: the trained agent does not match make_policy's agent_like:\n"
+                 f"{_abstract(agent)}\n{_abstract(policy.agent_like)}")
+
+    space = env.action_space
+    k_reset, k_mask, k_noise = jax.random.split(jax.random.PRNGKey(seed + 1), 3)
+    _, ts = jax.vmap(env.reset)(jax.random.split(k_reset, num_obs))
+    obs = ts.observation
+    masks = [ts.info.get("action_mask")]
+    if getattr(spec, "action_masks", False) and isinstance(space, Discrete | MultiDiscrete):
+        masks.append(_random_mask(k_mask, space, num_obs))
+    trained = Agent(agent.params)  # what the training rollout acts with: normalised observations
+    seen = obs if agent.obs_norm is None else normalize_observation(
+        agent.obs_norm, flatten_observation(obs, 1))
+    for deterministic in (True, False):
+        act_eval = jax.jit(lambda a, o, z, m, d=deterministic: policy.act(a, o, z, d, m)[0])
+        act_train = jax.jit(lambda a, o, z, m, d=deterministic: algo.policy.act(a, o, z, d, m)[0])
+        for i, mask in enumerate(masks):
+            noise = policy.noise(jax.random.fold_in(k_noise, i), (num_obs,))
+            actions = act_eval(agent, obs, noise, mask)
+            how = "greedy" if deterministic else "sampled"
+            inside = actions
+            if isinstance(space, Box):  # a Gaussian's sample: ClipAction clips it at the env
+                _require_alg(bool(jnp.all(jnp.isfinite(actions))),
+                             f"{name}: {how} actions are not finite")
+                inside = jnp.clip(actions, space.low, space.high)
+            _require_alg(bool(jnp.all(jax.vmap(space.contains)(inside))),
+                         f"{name}: {how} actions outside the action space {space}")
+            if mask is not None:
+                _require_alg(_legal(space, actions, mask),
+                             f"{name}: {how} actions break the legal-action mask")
+            # Discrete actions exactly; continuous ones to float32 rounding (two programs).
+            train_actions = np.asarray(act_train(trained, seen, noise, mask))
+            same = (np.allclose(actions, train_actions, rtol=1e-5, atol=1e-6)
+                    if isinstance(space, Box) else np.array_equal(actions, train_actions))
+            _require_alg(same, f"{name}: the evaluation policy acts differently from the "
+                               f"training policy ({how})")

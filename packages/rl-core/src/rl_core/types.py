@@ -6,7 +6,8 @@ rollout a leading `[T]` axis on top of that (`[T, N, ...]`).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
 
 import jax
 
@@ -72,6 +73,115 @@ class RunnerState(NamedTuple):
     timestep: TimeStep
     key: jax.Array
     extras: Any = None
+
+
+# The metrics every `update` must return (scalars, summed over the episodes that ended during the
+# update): the CLI's progress, logs and summaries read these and nothing else of an algorithm.
+EPISODE_METRICS: tuple[str, ...] = ("episode_return_sum", "episode_length_sum", "episode_count")
+
+
+class Agent(NamedTuple):
+    """Everything needed to act: what a run saves and what `Policy.act` takes.
+
+    params:   the learnt parameters (an Equinox/array pytree; a Q-table for tabular methods).
+    obs_norm: the running observation statistics (`rl_core.RunningMeanStd`) the network was
+              trained on, when training normalised observations, else None. Acting applies them
+              to raw observations exactly as `NormalizeObservation` did during training."""
+
+    params: Any
+    obs_norm: Any = None
+
+
+class InitFn(Protocol):
+    """`init(key, hparams) -> carry`: the state before the first update. The carry is any pytree
+    whose structure, shapes and dtypes never change across updates (a scan carries it)."""
+
+    def __call__(self, key: jax.Array, hparams: Any, /) -> Any: ...
+
+
+class UpdateFn(Protocol):
+    """`update(carry, hparams) -> (carry, metrics)`: one update, pure. `metrics` is a dict of
+    float32 scalars holding at least `EPISODE_METRICS`; names with a `/` (`loss/value`) group
+    into TensorBoard sections."""
+
+    def __call__(self, carry: Any, hparams: Any, /) -> tuple[Any, dict[str, jax.Array]]: ...
+
+
+class AgentFn(Protocol):
+    """`agent(carry) -> Agent`: the agent inside a carry (one member's)."""
+
+    def __call__(self, carry: Any, /) -> Agent: ...
+
+
+class ActFn(Protocol):
+    """`act(agent, observation, noise, deterministic, mask=None, explore=None) -> (action,
+    extras)` for a batch of `N` observations in the environment's own (raw) space:
+
+    noise:         the randomness of this batch, as `Policy.noise(key, (N,))` draws it (a key, or
+                   noise drawn up front for a whole rollout and sliced per step);
+    deterministic: a Python bool; True gives the greedy action (most probable legal action,
+                   arg-max Q, the actor's mean) and ignores `noise`;
+    mask:          bool `[N, A]` legal actions or None; an illegal action is never chosen;
+    explore:       the algorithm's exploration setting while training (PQN's ε, TD3's noise
+                   scale), None for its evaluation default;
+    extras:        what training needs besides the action (log-probabilities, values)."""
+
+    def __call__(self, agent: Agent, observation: Any, noise: Any, deterministic: bool, /,
+                 mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]: ...
+
+
+class Policy(NamedTuple):
+    """An algorithm's one acting path, used by its training rollout and by evaluation.
+
+    agent_like: one agent's structure (`jax.ShapeDtypeStruct` leaves): saved agents load into it.
+    act:        see `ActFn`.
+    noise:      `(key, batch_shape) -> noise` for `act`."""
+
+    agent_like: Any
+    act: ActFn
+    noise: Callable[[jax.Array, tuple[int, ...]], Any]
+
+
+class Algorithm(NamedTuple):
+    """A training run cut into identical updates: the contract between an algorithm and the loops
+    that drive it (`make_train`, the multi-member driver, data parallelism, the CLI).
+
+    init:    `InitFn`, the state before the first update.
+    update:  `UpdateFn`, one update; its metrics hold `EPISODE_METRICS`.
+    num_updates: how many updates make the run.
+    steps_per_update: environment steps one update consumes (per member).
+    agent:   `AgentFn`, the agent inside a carry (what a run saves).
+    policy:  the `Policy` the training rollout acts with; `make_policy(env, config)` rebuilds an
+             equal one for evaluation from the run's config alone.
+
+    `agent` and `policy` are required of every registered algorithm (`check_algorithm` checks
+    them); the loops alone (`make_train`, the member driver) need only the first four fields.
+    """
+
+    init: InitFn
+    update: UpdateFn
+    num_updates: int
+    steps_per_update: int
+    agent: AgentFn | None = None
+    policy: Policy | None = None
+
+
+class AlgorithmSpec(Protocol):
+    """What a registered algorithm declares (rl_algos' `AlgoSpec` is one): its config types, its
+    builders, and its capabilities. `rl_core.testing.check_algorithm` checks one."""
+
+    name: str
+    config_cls: type
+    hparams_cls: type
+    action_spaces: tuple[type, ...]
+    data_parallel: bool  # make_algorithm takes `data_axis` (one device's share of an agent)
+    action_masks: bool  # acting respects `info["action_mask"]`
+
+    def make_algorithm(self, env: Any, config: Any, **kwargs: Any) -> Algorithm: ...
+
+    def make_policy(self, env: Any, config: Any) -> Policy: ...
+
+    def default_hparams(self) -> Any: ...
 
 
 class TrainResult(NamedTuple):

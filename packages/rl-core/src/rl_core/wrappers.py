@@ -51,6 +51,11 @@ class Wrapper:
     def unwrapped(self) -> Any:
         return getattr(self.env, "unwrapped", self.env)
 
+    def inner_state(self, state: Any) -> Any:
+        """The wrapped environment's state inside this wrapper's `state` (the same state for a
+        wrapper that keeps none of its own)."""
+        return state
+
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this wrapper lacks (num_envs, backend metadata, ...).
         if name == "env":
@@ -126,6 +131,9 @@ class EpisodeStatistics(Wrapper):
     where `terminated | truncated` they are the finished episode's totals. Place it *inside*
     `AutoReset` so the counters restart with each episode."""
 
+    def inner_state(self, state: EpisodeStatsState) -> Any:
+        return state.env_state
+
     def reset(self, key: jax.Array) -> tuple[EpisodeStatsState, TimeStep]:
         state, ts = self.env.reset(key)
         zero_r, zero_l = jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32)
@@ -194,6 +202,14 @@ class RunningMeanStd(NamedTuple):
         return RunningMeanStd(mean, m2 / tot, tot)
 
 
+def normalize_observation(stats: RunningMeanStd, obs: jax.Array, clip: float = 10.0,
+                          epsilon: float = 1e-8) -> jax.Array:
+    """`clip((obs - mean) / sqrt(var + epsilon), ±clip)` as float32: what `NormalizeObservation`
+    feeds the agent, and what an agent saved with its statistics applies when it acts."""
+    z = (obs - stats.mean) / jnp.sqrt(stats.var + epsilon)
+    return jnp.clip(z, -clip, clip).astype(jnp.float32)
+
+
 class NormalizeState(NamedTuple):
     env_state: Any
     stats: RunningMeanStd
@@ -210,8 +226,10 @@ class NormalizeObservation(Wrapper):
         self._bn = _batch_ndim(env)
 
     def _norm(self, stats: RunningMeanStd, obs: jax.Array) -> jax.Array:
-        z = (obs - stats.mean) / jnp.sqrt(stats.var + self.epsilon)
-        return jnp.clip(z, -self.clip, self.clip).astype(jnp.float32)
+        return normalize_observation(stats, obs, self.clip, self.epsilon)
+
+    def inner_state(self, state: NormalizeState) -> Any:
+        return state.env_state
 
     def _apply(self, stats: RunningMeanStd, ts: TimeStep) -> TimeStep:
         info = dict(ts.info)
@@ -247,6 +265,9 @@ class NormalizeReward(Wrapper):
         self.gamma, self.clip, self.epsilon = float(gamma), float(clip), float(epsilon)
         self._bn = _batch_ndim(env)
 
+    def inner_state(self, state: RewardNormState) -> Any:
+        return state.env_state
+
     def reset(self, key: jax.Array) -> tuple[RewardNormState, TimeStep]:
         state, ts = self.env.reset(key)
         ret = jnp.zeros_like(ts.reward, dtype=jnp.float32)
@@ -273,6 +294,17 @@ class ClipAction(Wrapper):
         return self.env.step(state, action, key)
 
 
+def find_state(env: Any, state: Any, cls: type) -> Any:
+    """The state of the outermost wrapper of type `cls` in the stack `env`, from the stack's
+    `state`, or None when there is no such wrapper (e.g. the running statistics of a
+    `NormalizeObservation` inside a training carry's environment state)."""
+    while isinstance(env, Wrapper):
+        if isinstance(env, cls):
+            return state
+        state, env = env.inner_state(state), env.env
+    return None
+
+
 def flatten_observation(obs: Any, batch_ndim: int = 0) -> jax.Array:
     """Concatenates every leaf of an observation pytree into one float32 vector per batch element:
     `[*batch, D]`. Leaves are taken in pytree order (sorted keys for dicts, field order for
@@ -284,7 +316,29 @@ def flatten_observation(obs: Any, batch_ndim: int = 0) -> jax.Array:
     )
 
 
-class FlattenObservation(Wrapper):
+class ObservationTransform(Wrapper):
+    """A wrapper that maps every observation (and `info["final_observation"]`) through
+    `transform` and leaves everything else alone."""
+
+    def transform(self, obs: Any) -> Any:
+        raise NotImplementedError
+
+    def _apply(self, ts: TimeStep) -> TimeStep:
+        info = dict(ts.info)
+        if "final_observation" in info:
+            info["final_observation"] = self.transform(info["final_observation"])
+        return ts._replace(observation=self.transform(ts.observation), info=info)
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.reset(key)
+        return state, self._apply(ts)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.step(state, action, key)
+        return state, self._apply(ts)
+
+
+class FlattenObservation(ObservationTransform):
     """Turns any observation (an image, a nested NamedTuple) into a flat float32 vector, for MLPs.
     Networks that need the structure (a CNN over image planes) simply skip this wrapper."""
 
@@ -299,26 +353,15 @@ class FlattenObservation(Wrapper):
     def observation_space(self) -> Box:
         return self._space
 
-    def _apply(self, ts: TimeStep) -> TimeStep:
-        info = dict(ts.info)
-        if "final_observation" in info:
-            info["final_observation"] = flatten_observation(info["final_observation"], self._bn)
-        return ts._replace(observation=flatten_observation(ts.observation, self._bn), info=info)
-
-    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.reset(key)
-        return state, self._apply(ts)
-
-    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.step(state, action, key)
-        return state, self._apply(ts)
+    def transform(self, obs: Any) -> jax.Array:
+        return flatten_observation(obs, self._bn)
 
 
 def _is_box(x: Any) -> bool:
     return isinstance(x, Box)
 
 
-class FlattenStructuredObservation(Wrapper):
+class FlattenStructuredObservation(ObservationTransform):
     """A structured observation (a dict / NamedTuple pytree of arrays, as Jumanji's are) as one
     float32 vector `[D]`, with a `Box` space that keeps every part's bounds, for one environment
     whose `observation_space` is the same pytree of `Box`es.
@@ -374,16 +417,5 @@ class FlattenStructuredObservation(Wrapper):
                  for o, n, s in zip(self._offsets, self._sizes, self._shapes, strict=True)]
         return jax.tree.unflatten(self._treedef, parts)
 
-    def _apply(self, ts: TimeStep) -> TimeStep:
-        info = dict(ts.info)
-        if "final_observation" in info:
-            info["final_observation"] = self.flatten(info["final_observation"])
-        return ts._replace(observation=self.flatten(ts.observation), info=info)
-
-    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.reset(key)
-        return state, self._apply(ts)
-
-    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.step(state, action, key)
-        return state, self._apply(ts)
+    def transform(self, obs: Any) -> jax.Array:
+        return self.flatten(obs)

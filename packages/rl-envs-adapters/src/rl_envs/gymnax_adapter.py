@@ -107,7 +107,7 @@ class GymnaxEnv:
 
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         obs, state = self._env.reset_env(key, self.params)
-        return state, TimeStep(
+        return _strong(state), TimeStep(
             observation=jnp.asarray(obs, jnp.float32),
             reward=jnp.zeros((), jnp.float32),
             terminated=jnp.zeros((), jnp.bool_),
@@ -122,7 +122,7 @@ class GymnaxEnv:
             jnp.asarray(self._env.is_truncated(state, self.params), jnp.bool_),
             jnp.logical_not(terminated),
         )
-        return state, TimeStep(
+        return _strong(state), TimeStep(
             observation=jnp.asarray(obs, jnp.float32),
             reward=jnp.asarray(reward, jnp.float32).reshape(()),
             terminated=terminated.reshape(()),
@@ -132,6 +132,13 @@ class GymnaxEnv:
 
     def __repr__(self) -> str:
         return f"GymnaxEnv({self.name!r})"
+
+
+def _strong(state: Any) -> Any:
+    """The state with every leaf strongly typed. Some gymnax environments build state leaves from
+    Python floats (Pendulum's `last_u = 0.0` at reset): weakly typed there but not after a
+    step, so a jitted loop would see a different carry on its second call and compile again."""
+    return jax.tree.map(lambda x: jnp.asarray(x, jnp.result_type(x)), state)
 
 
 def make(name: str, **kwargs: Any) -> GymnaxEnv:

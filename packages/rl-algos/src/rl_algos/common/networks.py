@@ -12,12 +12,21 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from rl_algos.common.config import ConfigError, require
+
 ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
     "tanh": jnp.tanh,
     "relu": jax.nn.relu,
     "gelu": jax.nn.gelu,
     "silu": jax.nn.silu,
 }
+
+
+def check_network(hidden_sizes: tuple[int, ...], activation: str) -> None:
+    """An MLP's sizes are positive and its activation is known."""
+    require(activation in ACTIVATIONS,
+            f"activation must be one of {sorted(ACTIVATIONS)}, got '{activation}'")
+    require(all(h >= 1 for h in hidden_sizes), f"hidden_sizes must be positive, got {hidden_sizes}")
 
 
 def orthogonal_weight(key: jax.Array, shape: tuple[int, ...], scale: float) -> jax.Array:
@@ -161,8 +170,6 @@ def image_part(env: Any, part: str) -> tuple[int, tuple[int, int, int]]:
     """`(offset, (H, W, C))` of the observation part named `part` in a flattened structured
     observation (`env.layout`, from rl-core's `FlattenStructuredObservation`); a 2-D part gets
     one channel. Raises `ConfigError` saying which parts exist when it cannot."""
-    from rl_algos.common.config import ConfigError
-
     layout = getattr(env, "layout", None)
     if not isinstance(layout, dict):
         raise ConfigError(

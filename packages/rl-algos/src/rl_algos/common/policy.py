@@ -1,31 +1,31 @@
-"""Acting with trained parameters outside a training run (evaluation, play): each algorithm with
-a network gives a `Policy`, built from the same environment and config as its training program, so
-the parameters a run saved (`params.eqx`, leading member axis) load into `like` and act at once."""
+"""Acting: each algorithm has one `rl_core.Policy`, built by its `make_policy(env, config)` from
+the environment and the config alone, which its training rollout acts with and which evaluation
+rebuilds from a run's `config.json`. An agent (`rl_core.Agent`) is the parameters plus the
+observation statistics the network was trained on, so a saved agent acts as it did in training.
+
+This module holds what the algorithms share: the structure of an Equinox model, the agent inside a
+training carry, and the actor-critic policy of PPO, DPO, LPO and VPG."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import equinox as eqx
 import jax
-import numpy as np
+import jax.numpy as jnp
 
 from rl_algos.common.distributions import distribution_for
-from rl_algos.common.networks import actor_critic_factory
-from rl_core import flatten_observation
-
-# (params, observations [N, ...], action mask [N, A] or None, key, greedy) -> actions [N]
-ActFn = Callable[[Any, Any, jax.Array | None, jax.Array, bool], jax.Array]
-
-
-class Policy(NamedTuple):
-    """like: the parameters' structure for one agent (`jax.ShapeDtypeStruct` leaves), to
-    deserialise saved parameters into; act: `act(params, obs, mask, key, greedy)`, illegal
-    actions (mask False) never chosen; `greedy=False` acts as during training."""
-
-    like: Any
-    act: ActFn
+from rl_algos.common.networks import actor_critic_factory, image_part
+from rl_core import (
+    Agent,
+    NormalizeObservation,
+    Policy,
+    RunningMeanStd,
+    find_state,
+    flatten_observation,
+    normalize_observation,
+)
 
 
 def model_structure(make_model: Callable[[jax.Array], Any]) -> tuple[Any, Any]:
@@ -35,25 +35,70 @@ def model_structure(make_model: Callable[[jax.Array], Any]) -> tuple[Any, Any]:
                          lambda x: isinstance(x, jax.ShapeDtypeStruct))
 
 
+def flat_size(space: Any) -> int:
+    """The length of an observation flattened to one vector (`FlattenObservation`'s)."""
+    import numpy as np
+
+    return sum(int(np.prod(s.shape)) for s in jax.tree.leaves(
+        space, is_leaf=lambda s: hasattr(s, "shape")))
+
+
+def obs_norm_like(config: Any, d_obs: int) -> RunningMeanStd | None:
+    """The saved observation statistics' structure, when the config normalises observations."""
+    if not getattr(config, "normalize_observations", False):
+        return None
+    # The statistics' shapes (not arrays): a structure to load saved statistics into.
+    vec: Any = jax.ShapeDtypeStruct((d_obs,), jnp.float32)
+    return RunningMeanStd(vec, vec, jax.ShapeDtypeStruct((), jnp.float32))  # type: ignore[arg-type]
+
+
+def agent_fn(venv: Any) -> Callable[[Any], Agent]:
+    """`carry -> Agent` for a carry that is an `rl_core.RunnerState` over the wrapper stack
+    `venv`: the parameters, and the running observation statistics when the stack normalises
+    observations (they live in the environment state, updated at every step)."""
+
+    def agent(carry: Any) -> Agent:
+        norm = find_state(venv, carry.env_state, NormalizeObservation)
+        return Agent(carry.train_state.params, None if norm is None else norm.stats)
+
+    return agent
+
+
+def prepare_observation(agent: Agent, obs: Any) -> jax.Array:
+    """Raw observations `[N, ...]` -> the network's input `[N, D]`: flattened, and normalised
+    with the agent's statistics when it has them (in training the wrappers did both already)."""
+    x = flatten_observation(obs, 1)
+    return x if agent.obs_norm is None else normalize_observation(agent.obs_norm, x)
+
+
+def actor_critic_model(env: Any, config: Any) -> Callable[[jax.Array], Any]:
+    """`key -> ActorCritic` for `env` (its observation flattened) and `config` (hidden_sizes,
+    activation, and optionally cnn_part/cnn_channels)."""
+    part = getattr(config, "cnn_part", "")
+    return actor_critic_factory(distribution_for(env.action_space), flat_size(
+        env.observation_space), config.hidden_sizes, config.activation,
+        image_part(env, part) if part else None, getattr(config, "cnn_channels", 0))
+
+
 def actor_critic_policy(env: Any, config: Any) -> Policy:
-    """The policy of the actor-critic methods (PPO, DPO, VPG): the actor MLP over the flattened
-    observation; greedy = the most probable legal action, else a sample."""
-    if getattr(config, "normalize_observations", False):
-        raise ValueError("this agent was trained with normalize_observations: the running "
-                         "statistics are not saved with its parameters, so it cannot act "
-                         "outside its training run")
+    """The policy of the actor-critic methods (PPO, DPO, LPO, VPG): the actor over the flattened
+    (and, with saved statistics, normalised) observation. Greedy: the most probable legal action
+    (the Gaussian's mean); otherwise a sample from the noise `dist.noise` draws. Extras: the
+    action's log-probability and the critic's value (what the on-policy losses need)."""
     dist: Any = distribution_for(env.action_space)
-    # the flattened observation's size, as FlattenObservation computes it for training
-    d_obs = sum(int(np.prod(s.shape)) for s in jax.tree.leaves(
-        env.observation_space, is_leaf=lambda s: hasattr(s, "shape")))
-    make_model = actor_critic_factory(dist, d_obs, config.hidden_sizes, config.activation)
-    like, static = model_structure(make_model)
+    make_model = actor_critic_model(env, config)
+    params_like, static = model_structure(make_model)
+    like = Agent(params_like, obs_norm_like(config, flat_size(env.observation_space)))
 
-    def act(params: Any, obs: Any, mask: jax.Array | None, key: jax.Array,
-            greedy: bool) -> jax.Array:
-        model = eqx.combine(params, static)
-        out, _ = jax.vmap(model)(flatten_observation(obs, 1))
+    def act(agent: Agent, obs: Any, noise: Any, deterministic: bool,
+            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
+        model = eqx.combine(agent.params, static)
+        out, value = jax.vmap(model)(prepare_observation(agent, obs))
         p = dist.params(out, mask)
-        return dist.mode(p) if greedy else dist.sample(key, p)
+        action = dist.mode(p) if deterministic else dist.sample_with(p, noise)
+        extras = {"log_prob": dist.log_prob(p, action), "value": value}
+        if mask is not None:
+            extras["action_mask"] = mask
+        return action, extras
 
-    return Policy(like, act)
+    return Policy(like, act, dist.noise)

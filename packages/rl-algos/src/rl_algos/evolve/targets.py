@@ -19,10 +19,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from rl_algos.common.config import ConfigError
+from rl_algos.common.config import ConfigError, hparams
 from rl_algos.common.meta import MetaMLP, anchored, init_meta_mlp, meta_mlp
-from rl_algos.lpo import LPOHParams, init_drift, learned_drift, lpo_objective, ppo_drift
-from rl_algos.ppo.config import PPOConfig, PPOHParams
+from rl_algos.lpo import LPOHParams, init_drift, learned_drift, ppo_drift
+from rl_algos.lpo import make_algorithm as lpo_make_algorithm
+from rl_algos.ppo.config import PPOHParams
 from rl_algos.ppo.train import make_algorithm as ppo_make_algorithm
 from rl_core import Algorithm
 
@@ -40,20 +41,11 @@ def learned_value_loss(params: MetaMLP, value: jax.Array, target: jax.Array) -> 
     return anchored(lambda v: meta_mlp(params, value_loss_features(v, target)), value, target)
 
 
-class ValueLossHParams(NamedTuple):
+@hparams
+class ValueLossHParams(PPOHParams):
     """PPO's traced hyperparameters plus `value_loss`, the learned value loss's parameters."""
 
-    lr: float = 2.5e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_eps: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
     value_loss: Any = None
-
-    def validate(self) -> None:
-        PPOHParams(**{k: getattr(self, k) for k in PPOHParams._fields}).validate()
 
 
 def _value_loss_hook(value: jax.Array, old_value: jax.Array, target: jax.Array,
@@ -79,7 +71,7 @@ class MetaTarget(NamedTuple):
     description: str
     init: Callable[[jax.Array, int, float], MetaMLP]  # (key, hidden, scale) -> params
     hparams: Callable[[PPOHParams, Any], Any]  # PPO hparams + meta-params -> the target's hp
-    make_algorithm: Callable[[Any, PPOConfig], Algorithm]
+    make_algorithm: Callable[..., Algorithm]  # (env, PPOConfig) -> Algorithm
     learned: Callable[[MetaMLP, jax.Array, jax.Array], jax.Array]  # the function on a grid
     hand: Callable[[jax.Array, jax.Array, PPOHParams], jax.Array]  # the hand-designed one
     plot: GridPlot
@@ -97,8 +89,8 @@ TARGETS: dict[str, MetaTarget] = {
     "drift": MetaTarget(
         "drift", "LPO drift f(r, A) replacing PPO's clipped objective (Lu et al., 2022)",
         lambda key, hidden, scale: init_drift(key, hidden, scale),
-        lambda hp, meta: LPOHParams(*hp, drift=meta),
-        lambda env, config: ppo_make_algorithm(env, config, objective=lpo_objective),
+        lambda hp, meta: LPOHParams(**hp._asdict(), drift=meta),
+        lpo_make_algorithm,
         _drift_on_log_ratio, _ppo_drift_on_log_ratio,
         GridPlot("log r", (-0.5, 0.5), "advantage A", (-3.0, 3.0),
                  "evolved drift f(r, A)", "PPO's drift ReLU((r - clip(r, 1±ε))A)"),
@@ -106,7 +98,7 @@ TARGETS: dict[str, MetaTarget] = {
     "value_loss": MetaTarget(
         "value_loss", "value loss L(V, target) replacing PPO's squared error",
         lambda key, hidden, scale: init_meta_mlp(key, VALUE_LOSS_FEATURES, hidden, scale),
-        lambda hp, meta: ValueLossHParams(*hp, value_loss=meta),
+        lambda hp, meta: ValueLossHParams(**hp._asdict(), value_loss=meta),
         lambda env, config: ppo_make_algorithm(env, config, value_loss_fn=_value_loss_hook),
         learned_value_loss, lambda v, t, hp: 0.5 * (v - t) ** 2,
         GridPlot("prediction V", (-5.0, 5.0), "target", (-5.0, 5.0),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
+from rl_algos.common.config import hparams
 from rl_algos.ppo.config import PRESETS as PPO_PRESETS
 from rl_algos.ppo.config import PPOConfig, PPOHParams
 
@@ -14,7 +15,8 @@ class LPOConfig(PPOConfig):
     """Static fields: exactly PPO's (same rollout, epochs, minibatches, networks)."""
 
 
-class LPOHParams(NamedTuple):
+@hparams
+class LPOHParams(PPOHParams):
     """PPO's traced hyperparameters plus `drift`, the drift network's parameters (a `MetaMLP`,
     from `rl evolve --meta drift`; `rl run --algo lpo --meta-params FILE` fills it in). The drift
     is a traced input like the learning rate: many drifts can share one compiled program.
@@ -22,17 +24,7 @@ class LPOHParams(NamedTuple):
     `clip_eps` does not enter LPO's policy objective; it is still used by the clipped value loss
     (when `clip_value_loss`) and by the reported clip fraction, as in PPO."""
 
-    lr: float = 2.5e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_eps: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
     drift: Any = None
-
-    def validate(self) -> None:
-        PPOHParams(**{k: getattr(self, k) for k in PPOHParams._fields}).validate()
 
 
 # The same presets as PPO: LPO is compared with PPO at equal budgets and settings.

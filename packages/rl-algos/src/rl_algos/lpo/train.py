@@ -10,13 +10,14 @@ import jax
 from rl_algos.lpo.config import LPOConfig
 from rl_algos.lpo.drift import lpo_objective
 from rl_algos.ppo.train import make_algorithm as _ppo_make_algorithm
-from rl_core import Algorithm, TrainResult
+from rl_core import Algorithm, DataAxis, TrainResult
 from rl_core import make_train as _make_train
 
 
-def make_algorithm(env: Any, config: LPOConfig) -> Algorithm:
+def make_algorithm(env: Any, config: LPOConfig,
+                   data_axis: DataAxis | None = None) -> Algorithm:
     """LPO on `env`; its hparams must carry the drift parameters (`LPOHParams.drift`)."""
-    return _ppo_make_algorithm(env, config, objective=lpo_objective)
+    return _ppo_make_algorithm(env, config, data_axis, objective=lpo_objective)
 
 
 def make_train(env: Any, config: LPOConfig) -> Callable[[jax.Array, Any], TrainResult]:

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
-from rl_algos.common.config import require
-from rl_algos.common.networks import ACTIVATIONS
+from rl_algos.common.config import (
+    HParamsBase,
+    MinibatchConfig,
+    check_ranges,
+    hparams,
+    require,
+)
+from rl_algos.common.networks import check_network
 
 
 @dataclass(frozen=True)
-class PPOConfig:
-    """Static fields: they shape the compiled program (changing one recompiles)."""
+class PPOConfig(MinibatchConfig):
+    """Static fields: they shape the compiled program (changing one recompiles). The rollout
+    (`total_timesteps`, `num_envs`, `num_steps`) and SGD (`num_epochs`, `num_minibatches`)
+    fields come from `MinibatchConfig`, with PureJaxRL's CartPole values as defaults."""
 
-    total_timesteps: int = 500_000
-    num_envs: int = 4
-    num_steps: int = 128  # rollout length per environment per update
-    num_epochs: int = 4
-    num_minibatches: int = 4
     hidden_sizes: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     # A shared 3x3 convolution of `cnn_channels` filters over the observation part named
@@ -30,39 +32,14 @@ class PPOConfig:
     normalize_observations: bool = False
     normalize_rewards: bool = False
 
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs * self.num_steps
-
-    @property
-    def minibatch_size(self) -> int:
-        return self.batch_size // self.num_minibatches
-
-    @property
-    def num_updates(self) -> int:
-        return self.total_timesteps // self.batch_size
-
     def validate(self) -> None:
-        for name in ("num_envs", "num_steps", "num_epochs", "num_minibatches"):
-            require(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
-        require(
-            self.batch_size % self.num_minibatches == 0,
-            f"num_minibatches={self.num_minibatches} must divide the batch num_envs*num_steps="
-            f"{self.batch_size}; pick a divisor of {self.batch_size} or change num_envs/num_steps",
-        )
-        require(
-            self.total_timesteps >= self.batch_size,
-            f"total_timesteps={self.total_timesteps} is less than one batch "
-            f"(num_envs*num_steps={self.batch_size}); raise it or shrink the batch",
-        )
-        require(self.activation in ACTIVATIONS,
-                f"activation must be one of {sorted(ACTIVATIONS)}, got '{self.activation}'")
-        require(all(h >= 1 for h in self.hidden_sizes),
-                f"hidden_sizes must be positive, got {self.hidden_sizes}")
+        super().validate()
+        check_network(self.hidden_sizes, self.activation)
         require(self.cnn_channels >= 1, f"cnn_channels must be >= 1, got {self.cnn_channels}")
 
 
-class PPOHParams(NamedTuple):
+@hparams
+class PPOHParams(HParamsBase):
     """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
 
     lr: float = 2.5e-4
@@ -74,13 +51,8 @@ class PPOHParams(NamedTuple):
     max_grad_norm: float = 0.5
 
     def validate(self) -> None:
-        require(self.lr > 0, f"lr must be > 0, got {self.lr}")
-        require(0 <= self.gamma <= 1, f"gamma must be in [0, 1], got {self.gamma}")
-        require(0 <= self.gae_lambda <= 1, f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
-        require(self.clip_eps > 0, f"clip_eps must be > 0, got {self.clip_eps}")
-        require(self.ent_coef >= 0, f"ent_coef must be >= 0, got {self.ent_coef}")
-        require(self.vf_coef >= 0, f"vf_coef must be >= 0, got {self.vf_coef}")
-        require(self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}")
+        check_ranges(self, positive=("lr", "clip_eps", "max_grad_norm"),
+                     non_negative=("ent_coef", "vf_coef"), unit=("gamma", "gae_lambda"))
 
 
 # Defaults per environment family: (static overrides, hparam overrides).

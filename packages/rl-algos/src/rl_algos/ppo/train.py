@@ -20,32 +20,30 @@ from typing import Any
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optax
 
 from rl_algos.common.config import require
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.networks import ActorCritic, actor_critic_factory, image_part
+from rl_algos.common.policy import (
+    actor_critic_model,
+    actor_critic_policy,
+    agent_fn,
+    model_structure,
+)
 from rl_algos.common.returns import gae
-from rl_algos.common.shuffle import shuffled_minibatches
+from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
-from rl_core import Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Agent, Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
 from rl_core import make_train as _make_train
-
-
-def make_model_fn(env: Any, venv: Any, config: PPOConfig) -> Callable[[jax.Array], ActorCritic]:
-    image = image_part(env, config.cnn_part) if config.cnn_part else None
-    return actor_critic_factory(distribution_for(env.action_space),
-                                venv.observation_space.shape[0], config.hidden_sizes,
-                                config.activation, image, config.cnn_channels)
 
 
 def make_algorithm(
     env: Any,
     config: PPOConfig,
-    objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
     data_axis: DataAxis | None = None,
+    *,
+    objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
     value_loss_fn: ValueLossFn | None = None,
 ) -> Algorithm:
     """PPO (or, with another `objective`, a PPO-family method such as DPO or LPO) on `env` (one
@@ -56,6 +54,7 @@ def make_algorithm(
     n_dev = 1 if data_axis is None else data_axis.size
     if data_axis is not None:
         check_data_parallel(config, n_dev)
+    axis_name = None if data_axis is None else data_axis.name
     num_envs = config.num_envs // n_dev  # this device's environments
     batch_size = config.batch_size // n_dev  # this device's transitions per update
     venv = make_vector_env(
@@ -63,26 +62,16 @@ def make_algorithm(
         normalize_observations=config.normalize_observations,
         normalize_rewards=config.normalize_rewards,
     )
-    dist = distribution_for(env.action_space)
-    make_model = make_model_fn(env, venv, config)
-    _, static = eqx.partition(eqx.filter_eval_shape(make_model, jax.random.PRNGKey(0)),
-                              eqx.is_array)
+    dist: Any = distribution_for(env.action_space)
+    make_model = actor_critic_model(env, config)
+    static = model_structure(make_model)[1]
+    policy = actor_critic_policy(env, config)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    def optimizer(hp: Any) -> optax.GradientTransformation:
-        if config.anneal_lr:
-            def lr(count):  # linear decay to 0 over the run, stepped once per update
-                return hp.lr * (1.0 - (count // (n_mb * n_ep)) / num_updates)
-        else:
-            lr = hp.lr
-        # `flatten` runs clipping and Adam on one concatenated vector instead of leaf by leaf:
-        # the same arithmetic with a fraction of the (overhead-bound) small ops on CPU.
-        return optax.flatten(optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
-                                         optax.adam(lr, eps=1e-5)))
-
-    def policy_params(model: ActorCritic, obs: jax.Array, mask: jax.Array | None):
-        out, value = jax.vmap(model)(obs)
-        return dist.params(out, mask), value
+    def optimizer(hp: Any) -> Any:
+        return clipped_optimizer(hp.lr, hp.max_grad_norm,
+                                 anneal_updates=num_updates if config.anneal_lr else None,
+                                 steps_per_update=n_mb * n_ep)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_model, k_env, k_run = jax.random.split(key, 3)
@@ -95,18 +84,12 @@ def make_algorithm(
         return RunnerState(train_state, env_state, ts, k_run)
 
     def act(params: Any, ts: Any, noise: jax.Array):
-        model = eqx.combine(params, static)
-        mask = ts.info.get("action_mask")
-        p, value = policy_params(model, ts.observation, mask)
-        action = dist.sample_with(p, noise)
-        extras = {"log_prob": dist.log_prob(p, action), "value": value}
-        if mask is not None:
-            extras["action_mask"] = mask
-        return action, extras
+        return policy.act(Agent(params), ts.observation, noise, False, ts.info.get("action_mask"))
 
     def loss_fn(params: Any, mb: Any, hp: Any):
         model = eqx.combine(params, static)
-        p, value = policy_params(model, mb["obs"], mb.get("action_mask"))
+        out, value = jax.vmap(model)(mb["obs"])
+        p = dist.params(out, mb.get("action_mask"))
         return ppo_loss(
             dist.log_prob(p, mb["action"]), mb["log_prob"], mb["adv"],
             dist.entropy(p), value, mb["value"], mb["target"], hp,
@@ -114,7 +97,7 @@ def make_algorithm(
             normalize_advantages=config.normalize_advantages,
             objective=objective,
             value_loss_fn=value_loss_fn,
-            axis_name=None if data_axis is None else data_axis.name,
+            axis_name=axis_name,
         )
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
@@ -124,7 +107,7 @@ def make_algorithm(
         key, k_noise = jax.random.split(carry.key)
         (env_state, timestep, key), traj = rollout(
             venv, partial(act, ts_.params), carry.env_state, carry.timestep, key,
-            config.num_steps, policy_inputs=dist.noise(k_noise, (config.num_steps, num_envs)),
+            config.num_steps, policy_inputs=policy.noise(k_noise, (config.num_steps, num_envs)),
         )
         model = eqx.combine(ts_.params, static)
         next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
@@ -133,23 +116,10 @@ def make_algorithm(
         batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
                  **traj.extras}
         batch = jax.tree.map(lambda x: x.reshape(batch_size, *x.shape[2:]), batch)
-        tx = optimizer(hp)
-
-        def minibatch_step(state, mb):
-            params, opt_state = state
-            (_, metrics), grads = grad_fn(params, mb, hp)
-            if data_axis is not None:  # the whole minibatch's gradient, the same on every device
-                grads, metrics = jax.lax.pmean((grads, metrics), data_axis.name)
-            updates, opt_state = tx.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), metrics
-
-        def epoch(state, k):
-            return jax.lax.scan(minibatch_step, state, shuffled_minibatches(k, batch, n_mb))
-
         key, k_perm = jax.random.split(key)
-        (params, opt_state), metrics = jax.lax.scan(
-            epoch, (ts_.params, ts_.opt_state), jax.random.split(k_perm, n_ep))
-        metrics = jax.tree.map(jnp.mean, metrics)
+        params, opt_state, metrics = sgd_epochs(
+            partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
+            n_ep, n_mb, axis_name)
         episodes = episode_metrics(traj.info, traj.terminated, traj.truncated)
         if data_axis is not None:
             episodes = jax.lax.psum(episodes, data_axis.name)
@@ -157,7 +127,7 @@ def make_algorithm(
         new_ts = TrainState(params, opt_state, ts_.step + 1)
         return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
 
-    return Algorithm(init, update, num_updates, batch_size)
+    return Algorithm(init, update, num_updates, batch_size, agent_fn(venv), policy)
 
 
 def check_data_parallel(config: PPOConfig, num_devices: int) -> None:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
-from rl_algos.common.config import require
+from rl_algos.common.config import (
+    HParamsBase,
+    MinibatchConfig,
+    check_ranges,
+    hparams,
+    require,
+    require_positive,
+)
 
 
 @dataclass(frozen=True)
-class PQNConfig:
+class PQNConfig(MinibatchConfig):
     """Static fields: they shape the compiled program (changing one recompiles)."""
 
     total_timesteps: int = 500_000
@@ -22,37 +28,15 @@ class PQNConfig:
     cnn_channels: int = 16  # the convolution used for image observations [H, W, C]; 0: none
     anneal_lr: bool = False
 
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs * self.num_steps
-
-    @property
-    def minibatch_size(self) -> int:
-        return self.batch_size // self.num_minibatches
-
-    @property
-    def num_updates(self) -> int:
-        return self.total_timesteps // self.batch_size
-
     def validate(self) -> None:
-        for name in ("num_envs", "num_steps", "num_epochs", "num_minibatches", "hidden_size",
-                     "num_layers"):
-            require(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
+        super().validate()
+        require_positive(self, "hidden_size", "num_layers")
         require(self.cnn_channels >= 0,
                 f"cnn_channels must be >= 0 (0: no convolution), got {self.cnn_channels}")
-        require(
-            self.batch_size % self.num_minibatches == 0,
-            f"num_minibatches={self.num_minibatches} must divide the batch num_envs*num_steps="
-            f"{self.batch_size}; pick a divisor of {self.batch_size} or change num_envs/num_steps",
-        )
-        require(
-            self.total_timesteps >= self.batch_size,
-            f"total_timesteps={self.total_timesteps} is less than one batch "
-            f"(num_envs*num_steps={self.batch_size}); raise it or shrink the batch",
-        )
 
 
-class PQNHParams(NamedTuple):
+@hparams
+class PQNHParams(HParamsBase):
     """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
 
     lr: float = 1e-4
@@ -65,15 +49,9 @@ class PQNHParams(NamedTuple):
     reward_scale: float = 1.0
 
     def validate(self) -> None:
-        require(self.lr > 0, f"lr must be > 0, got {self.lr}")
-        require(0 <= self.gamma <= 1, f"gamma must be in [0, 1], got {self.gamma}")
-        require(0 <= self.q_lambda <= 1, f"q_lambda must be in [0, 1], got {self.q_lambda}")
-        for name in ("eps_start", "eps_finish"):
-            v = getattr(self, name)
-            require(0 <= v <= 1, f"{name} must be in [0, 1], got {v}")
+        check_ranges(self, positive=("lr", "max_grad_norm", "reward_scale"),
+                     unit=("gamma", "q_lambda", "eps_start", "eps_finish"))
         require(0 < self.eps_decay <= 1, f"eps_decay must be in (0, 1], got {self.eps_decay}")
-        require(self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}")
-        require(self.reward_scale > 0, f"reward_scale must be > 0, got {self.reward_scale}")
 
 
 PRESETS: dict[str, tuple[dict, dict]] = {

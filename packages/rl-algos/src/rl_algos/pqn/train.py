@@ -17,19 +17,30 @@ from typing import Any
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optax
 
 from rl_algos.common.config import ConfigError
 from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.policy import Policy, model_structure
-from rl_algos.common.shuffle import shuffled_minibatches
+from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.pqn.config import PQNConfig
 from rl_algos.pqn.losses import q_lambda_returns, q_loss
 from rl_algos.pqn.networks import QNetwork
-from rl_core import Algorithm, Box, Discrete, RunnerState, TrainResult, TrainState, rollout
+from rl_core import (
+    Agent,
+    Algorithm,
+    Box,
+    Discrete,
+    Policy,
+    RunnerState,
+    TrainResult,
+    TrainState,
+    rollout,
+)
 from rl_core import make_train as _make_train
 
 NEG_INF = -1e30  # masked Q-values: below every real one, finite to keep arithmetic clean
+# ε of the sampling (non-greedy) evaluation policy: the evaluation ε of Mnih et al. (2015).
+EVAL_EPSILON = 0.05
 
 
 def masked_max(q: jax.Array, mask: jax.Array | None) -> jax.Array:
@@ -37,12 +48,17 @@ def masked_max(q: jax.Array, mask: jax.Array | None) -> jax.Array:
     return jnp.max(q if mask is None else jnp.where(mask, q, NEG_INF), axis=-1)
 
 
+def masked_argmax(q: jax.Array, mask: jax.Array | None) -> jax.Array:
+    """The legal action of highest Q, `q [N, A] -> [N]` (lowest index among ties)."""
+    return jnp.argmax(q if mask is None else jnp.where(mask, q, NEG_INF), axis=-1)
+
+
 def epsilon_greedy(q: jax.Array, mask: jax.Array | None, eps: jax.Array | float,
                    key: jax.Array) -> jax.Array:
     """int32 `[N]` actions for Q-values `q [N, A]`: with probability `eps` uniform over the legal
     actions (mask True), else the legal action of highest Q."""
     legal = jnp.ones_like(q, jnp.bool_) if mask is None else mask
-    greedy = jnp.argmax(jnp.where(legal, q, NEG_INF), axis=-1)
+    greedy = masked_argmax(q, mask)
     k_explore, k_action = jax.random.split(key)
     random_action = jax.random.categorical(k_action, jnp.where(legal, 0.0, -jnp.inf))
     explore = jax.random.uniform(k_explore, greedy.shape) < eps
@@ -55,9 +71,7 @@ def epsilon_at(update: jax.Array, num_updates: int, hp: Any) -> jax.Array:
     return hp.eps_start + (hp.eps_finish - hp.eps_start) * frac
 
 
-def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
-    """PQN on `env` (one unbatched environment implementing the port, Discrete actions)."""
-    config.validate()
+def check_spaces(env: Any) -> None:
     if not isinstance(env.action_space, Discrete):
         raise ConfigError(f"pqn needs a Discrete action space, got "
                           f"{type(env.action_space).__name__}; pick another algorithm.")
@@ -65,23 +79,47 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         raise ConfigError(f"pqn learns from Box observations, got "
                           f"{type(env.observation_space).__name__}; for discrete states use "
                           "'qlearning'.")
+
+
+def q_network_model(env: Any, config: PQNConfig) -> Callable[[jax.Array], QNetwork]:
+    """`key -> QNetwork` over the environment's own observation shape (not flattened: an image
+    gets the convolution)."""
+    return partial(QNetwork, obs_shape=tuple(env.observation_space.shape),
+                   num_actions=env.action_space.n, hidden_size=config.hidden_size,
+                   num_layers=config.num_layers, cnn_channels=config.cnn_channels)
+
+
+def make_policy(env: Any, config: PQNConfig) -> Policy:
+    """PQN's acting: greedy over the legal actions, or ε-greedy with ε = `explore` (the
+    schedule's value while training; `EVAL_EPSILON` when None). The noise is a key."""
+    check_spaces(env)
+    params_like, static = model_structure(q_network_model(env, config))
+
+    def act(agent: Agent, obs: jax.Array, noise: jax.Array, deterministic: bool,
+            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
+        q = jax.vmap(eqx.combine(agent.params, static))(obs)  # [N, A]
+        if deterministic:
+            return masked_argmax(q, mask).astype(jnp.int32), {}
+        eps = EVAL_EPSILON if explore is None else explore
+        return epsilon_greedy(q, mask, eps, noise), {}
+
+    return Policy(Agent(params_like), act, lambda key, shape: key)
+
+
+def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
+    """PQN on `env` (one unbatched environment implementing the port, Discrete actions)."""
+    config.validate()
+    check_spaces(env)
     venv = make_vector_env(env, config.num_envs, flatten=False)
-    num_actions = env.action_space.n
-    make_model = partial(QNetwork, obs_shape=tuple(venv.observation_space.shape),
-                         num_actions=num_actions, hidden_size=config.hidden_size,
-                         num_layers=config.num_layers, cnn_channels=config.cnn_channels)
-    _, static = eqx.partition(eqx.filter_eval_shape(make_model, jax.random.PRNGKey(0)),
-                              eqx.is_array)
+    make_model = q_network_model(env, config)
+    static = model_structure(make_model)[1]
+    policy = make_policy(env, config)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    def optimizer(hp: Any) -> optax.GradientTransformation:
-        if config.anneal_lr:
-            def lr(count):
-                return hp.lr * (1.0 - (count // (n_mb * n_ep)) / num_updates)
-        else:
-            lr = hp.lr
-        return optax.flatten(optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
-                                         optax.radam(lr)))
+    def optimizer(hp: Any) -> Any:
+        return clipped_optimizer(hp.lr, hp.max_grad_norm, kind="radam",
+                                 anneal_updates=num_updates if config.anneal_lr else None,
+                                 steps_per_update=n_mb * n_ep)
 
     def q_values(params: Any, obs: jax.Array) -> jax.Array:
         return jax.vmap(eqx.combine(params, static))(obs)
@@ -94,8 +132,8 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         return RunnerState(train_state, env_state, ts, k_run)
 
     def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array):
-        q = q_values(params, ts.observation)  # [N, A]
-        return epsilon_greedy(q, ts.info.get("action_mask"), eps, key), {}
+        return policy.act(Agent(params), ts.observation, key, False, ts.info.get("action_mask"),
+                          eps)
 
     def loss_fn(params: Any, mb: Any):
         q = q_values(params, mb["obs"])
@@ -120,43 +158,15 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
                                    traj.terminated, traj.truncated, hp.gamma, hp.q_lambda)
         batch = {"obs": traj.observation, "action": traj.action, "target": targets}
         batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
-        tx = optimizer(hp)
-
-        def minibatch_step(state, mb):
-            params, opt_state = state
-            (_, metrics), grads = grad_fn(params, mb)
-            updates, opt_state = tx.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), metrics
-
-        def epoch(state, k):
-            return jax.lax.scan(minibatch_step, state, shuffled_minibatches(k, batch, n_mb))
-
         key, k_perm = jax.random.split(key)
-        (params, opt_state), metrics = jax.lax.scan(
-            epoch, (ts_.params, ts_.opt_state), jax.random.split(k_perm, n_ep))
-        metrics = jax.tree.map(jnp.mean, metrics)
+        params, opt_state, metrics = sgd_epochs(grad_fn, optimizer(hp), ts_.params,
+                                                ts_.opt_state, batch, k_perm, n_ep, n_mb)
         metrics["epsilon"] = eps
         metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
         new_ts = TrainState(params, opt_state, ts_.step + 1)
         return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
 
-    return Algorithm(init, update, num_updates, config.batch_size)
-
-
-def make_policy(env: Any, config: PQNConfig, eps: float = 0.0) -> Policy:
-    """Acting with trained PQN parameters: greedy over the legal actions, or ε-greedy with
-    `eps` when `greedy=False`."""
-    make_model = partial(QNetwork, obs_shape=tuple(env.observation_space.shape),
-                         num_actions=env.action_space.n, hidden_size=config.hidden_size,
-                         num_layers=config.num_layers, cnn_channels=config.cnn_channels)
-    like, static = model_structure(make_model)
-
-    def act(params: Any, obs: jax.Array, mask: jax.Array | None, key: jax.Array,
-            greedy: bool) -> jax.Array:
-        q = jax.vmap(eqx.combine(params, static))(obs)
-        return epsilon_greedy(q, mask, 0.0 if greedy else eps, key)
-
-    return Policy(like, act)
+    return Algorithm(init, update, num_updates, config.batch_size, agent_fn(venv), policy)
 
 
 def make_train(env: Any, config: PQNConfig) -> Callable[[jax.Array, Any], TrainResult]:

@@ -8,9 +8,10 @@ from rl_algos.qlearning.train import (
     epsilon_greedy,
     greedy_policy,
     make_algorithm,
+    make_policy,
     make_train,
     q_learning_update,
 )
 
 __all__ = ["PRESETS", "QLearningConfig", "QLearningHParams", "epsilon_greedy", "greedy_policy",
-           "make_algorithm", "make_train", "q_learning_update"]
+           "make_algorithm", "make_policy", "make_train", "q_learning_update"]

@@ -23,6 +23,7 @@ update is a `lax.scan` with nothing on the host.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from rl_algos.common.config import ConfigError
 from rl_algos.qlearning.config import QLearningConfig
-from rl_core import Algorithm, Discrete, RunnerState, TrainResult, TrainState
+from rl_core import Agent, Algorithm, Discrete, Policy, RunnerState, TrainResult, TrainState
 from rl_core import make_train as _make_train
 
 
@@ -54,6 +55,8 @@ def _check_spaces(env: Any) -> tuple[int, int]:
 
 
 _GOLDEN = np.uint32(0x9E3779B9)
+# ε of the sampling (non-greedy) evaluation policy: the evaluation ε of Mnih et al. (2015).
+EVAL_EPSILON = 0.05
 
 
 def hash_words(base: jax.Array, n: int) -> jax.Array:
@@ -70,7 +73,7 @@ def hash_words(base: jax.Array, n: int) -> jax.Array:
     return x ^ (x >> 16)
 
 
-def epsilon_greedy(q: jax.Array, bits: jax.Array, epsilon: jax.Array) -> jax.Array:
+def epsilon_greedy(q: jax.Array, bits: jax.Array, epsilon: jax.Array | float) -> jax.Array:
     """Actions `[N]` int32 for Q-values `q [N, A]` from two random words per row `bits [2, N]`
     uint32: with probability ε a uniformly random action, otherwise a maximal action chosen
     uniformly among ties. Both are picked by arithmetic that XLA fuses (no table lookup): the
@@ -79,7 +82,8 @@ def epsilon_greedy(q: jax.Array, bits: jax.Array, epsilon: jax.Array) -> jax.Arr
     The ε test uses the top 24 bits of word 0: explore iff u < ε·2^24 (ε = 1 always explores,
     ε = 0 never); word 1 picks the action in either case."""
     num_actions = q.shape[-1]
-    explore = (bits[0] >> 8).astype(jnp.int32) < (epsilon * 16777216.0).astype(jnp.int32)
+    explore = (bits[0] >> 8).astype(jnp.int32) < jnp.asarray(epsilon * 16777216.0).astype(
+        jnp.int32)
     is_max = q == jnp.max(q, axis=-1, keepdims=True)  # [N, A]
     # Explore: every action is a candidate; exploit: the maximal ones.
     cand = jnp.logical_or(is_max, explore[:, None])
@@ -148,6 +152,31 @@ def q_learning_update(q_table: jax.Array, obs: jax.Array, action: jax.Array, rew
     return set_entries(q_table, obs, action, new)
 
 
+def make_policy(env: Any, config: QLearningConfig) -> Policy:
+    """Tabular acting: the agent is its Q-table `[num_states, num_actions]`; greedy is the
+    lowest-index maximal action, sampling is ε-greedy with random tie-breaks (`epsilon_greedy`)
+    with ε = `explore` (the training ε; `EVAL_EPSILON` when None). The noise is two random words
+    per state, `[2, N]` uint32. Extras: the Q-values of the observed states, `q_obs [N, A]`."""
+    num_states, num_actions = _check_spaces(env)
+
+    def act(agent: Agent, obs: jax.Array, noise: jax.Array, deterministic: bool,
+            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
+        if mask is not None:
+            raise ConfigError("qlearning does not handle legal-action masks")
+        q_obs = take_rows(agent.params, obs.astype(jnp.int32))
+        if deterministic:
+            action = jnp.argmax(q_obs, axis=-1).astype(jnp.int32)
+        else:
+            action = epsilon_greedy(q_obs, noise, EVAL_EPSILON if explore is None else explore)
+        return action, {"q_obs": q_obs}
+
+    def noise(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        return hash_words(jax.random.bits(key, (2,), jnp.uint32), math.prod(shape))
+
+    like = Agent(jax.ShapeDtypeStruct((num_states, num_actions), jnp.float32))
+    return Policy(like, act, noise)
+
+
 def greedy_policy(q_table: jax.Array) -> jax.Array:
     """The greedy action of every state `[num_states]` (lowest index among ties)."""
     return jnp.argmax(q_table, axis=-1).astype(jnp.int32)
@@ -180,6 +209,7 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
         raise ConfigError("qlearning does not handle legal-action masks (info['action_mask']); "
                           "pick an algorithm that does (`rl algos` lists them).")
     n_envs = config.num_envs
+    policy = make_policy(env, config)
     reset_all = jax.vmap(env.reset)
     step_all = jax.vmap(env.step)
 
@@ -198,8 +228,8 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
             k_words, k_step = jax.random.split(k)
             obs = ts.observation
             bits = hash_words(jax.random.bits(k_words, (4,), jnp.uint32), n_envs)
-            q_obs = take_rows(q_table, obs)
-            action = epsilon_greedy(q_obs, bits[:2], hp.epsilon)
+            action, extras = policy.act(Agent(q_table), obs, bits[:2], False, None, hp.epsilon)
+            q_obs = extras["q_obs"]
             env_state, nts = step_all(envs.env_state, action, jax.random.split(k_step, n_envs))
             next_obs = nts.observation.astype(jnp.int32)
             q_table = q_learning_update(q_table, obs, action, nts.reward, next_obs,
@@ -239,7 +269,8 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
         new_ts = TrainState(q_table, None, carry.train_state.step + 1)
         return RunnerState(new_ts, envs, ts, key, carry.extras), metrics
 
-    return Algorithm(init, update, config.num_updates, config.batch_size)
+    return Algorithm(init, update, config.num_updates, config.batch_size,
+                     lambda carry: Agent(carry.train_state.params), policy)
 
 
 def make_train(env: Any, config: QLearningConfig) -> Callable[[jax.Array, Any], TrainResult]:

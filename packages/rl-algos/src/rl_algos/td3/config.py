@@ -10,14 +10,20 @@ action range (the actor acts in [-1, 1], rescaled to the Box bounds).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
-from rl_algos.common.config import require
-from rl_algos.common.networks import ACTIVATIONS
+from rl_algos.common.config import (
+    HParamsBase,
+    RolloutConfig,
+    check_ranges,
+    hparams,
+    require,
+    require_positive,
+)
+from rl_algos.common.networks import check_network
 
 
 @dataclass(frozen=True)
-class TD3Config:
+class TD3Config(RolloutConfig):
     """Static fields: they shape the compiled program (changing one recompiles).
 
     One update collects `num_steps` steps of `num_envs` environments (`num_envs * num_steps`
@@ -39,21 +45,12 @@ class TD3Config:
     activation: str = "relu"
 
     @property
-    def steps_per_update(self) -> int:
-        return self.num_envs * self.num_steps
-
-    @property
-    def num_updates(self) -> int:
-        return self.total_timesteps // self.steps_per_update
-
-    @property
     def update_to_data(self) -> float:
         return self.gradient_steps / self.steps_per_update
 
     def validate(self) -> None:
-        for name in ("num_envs", "num_steps", "gradient_steps", "policy_delay", "batch_size",
-                     "buffer_size"):
-            require(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
+        super().validate()
+        require_positive(self, "gradient_steps", "policy_delay", "batch_size", "buffer_size")
         require(self.learning_starts >= 0,
                 f"learning_starts must be >= 0, got {self.learning_starts}")
         require(
@@ -64,23 +61,18 @@ class TD3Config:
             " and scale num_steps to keep the update-to-data ratio",
         )
         require(
-            self.total_timesteps >= self.steps_per_update,
-            f"total_timesteps={self.total_timesteps} is less than one update "
-            f"(num_envs*num_steps={self.steps_per_update}); raise it or collect fewer steps",
-        )
-        require(
             self.buffer_size >= max(self.steps_per_update, self.gradient_steps * self.batch_size),
             f"buffer_size={self.buffer_size} must hold one update's transitions "
             f"({self.steps_per_update}) and its gradient_steps*batch_size="
             f"{self.gradient_steps * self.batch_size} samples; raise buffer_size",
         )
-        require(self.activation in ACTIVATIONS,
-                f"activation must be one of {sorted(ACTIVATIONS)}, got '{self.activation}'")
-        require(len(self.hidden_sizes) >= 1 and all(h >= 1 for h in self.hidden_sizes),
+        require(len(self.hidden_sizes) >= 1,
                 f"hidden_sizes must be one or more positive sizes, got {self.hidden_sizes}")
+        check_network(self.hidden_sizes, self.activation)
 
 
-class TD3HParams(NamedTuple):
+@hparams
+class TD3HParams(HParamsBase):
     """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
 
     actor_lr: float = 1e-3
@@ -92,12 +84,9 @@ class TD3HParams(NamedTuple):
     target_noise_clip: float = 0.5  # the smoothing noise is clipped to ±this
 
     def validate(self) -> None:
-        for name in ("actor_lr", "critic_lr"):
-            require(getattr(self, name) > 0, f"{name} must be > 0, got {getattr(self, name)}")
-        require(0 <= self.gamma <= 1, f"gamma must be in [0, 1], got {self.gamma}")
+        check_ranges(self, positive=("actor_lr", "critic_lr"), unit=("gamma",),
+                     non_negative=("exploration_noise", "target_noise", "target_noise_clip"))
         require(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}")
-        for name in ("exploration_noise", "target_noise", "target_noise_clip"):
-            require(getattr(self, name) >= 0, f"{name} must be >= 0, got {getattr(self, name)}")
 
 
 # Defaults per environment family: (static overrides, hparam overrides). TD3 takes Box actions

@@ -21,6 +21,7 @@ import optax
 
 from rl_algos.common.config import ConfigError
 from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.policy import agent_fn, flat_size, model_structure
 from rl_algos.common.replay import ReplayBuffer
 from rl_algos.td3.config import TD3Config
 from rl_algos.td3.losses import (
@@ -30,7 +31,17 @@ from rl_algos.td3.losses import (
     smoothed_target_action,
 )
 from rl_algos.td3.networks import Actor, TwinCritic
-from rl_core import Algorithm, Box, RunnerState, TrainResult, TrainState, rollout
+from rl_core import (
+    Agent,
+    Algorithm,
+    Box,
+    Policy,
+    RunnerState,
+    TrainResult,
+    TrainState,
+    flatten_observation,
+    rollout,
+)
 from rl_core import make_train as _make_train
 
 
@@ -142,29 +153,62 @@ def make_learn(actor_static: Any, critic_static: Any, policy_delay: int) -> Call
     return learn
 
 
-def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
-    """TD3 on `env` (one unbatched environment implementing the port, bounded Box actions)."""
-    config.validate()
+def networks(env: Any, config: TD3Config) -> tuple[Callable[[jax.Array], Actor],
+                                                   Callable[[jax.Array], TwinCritic]]:
+    """`key -> Actor` and `key -> TwinCritic` over the flattened observation of `env`."""
     space = check_action_space(env.action_space)
     if not isinstance(env.observation_space, Box):
         raise ConfigError(f"td3 learns from Box observations, got "
                           f"{type(env.observation_space).__name__}.")
-    venv = make_vector_env(env, config.num_envs)
-    d_obs = int(np.prod(venv.observation_space.shape))
-    d_act = space.shape[0]
+    d_obs, d_act, hidden = flat_size(env.observation_space), space.shape[0], config.hidden_sizes
+    return (partial(Actor, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
+                    activation=config.activation),
+            partial(TwinCritic, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
+                    activation=config.activation))
+
+
+def make_policy(env: Any, config: TD3Config) -> Policy:
+    """TD3's acting: the actor's action in [-1, 1] rescaled to the Box bounds (greedy), plus
+    Gaussian noise of std `explore[0]` clipped to [-1, 1] when sampling; while `explore[1]`
+    (the warm-up) the action is uniform instead: `erf(z / sqrt 2) = 2 Phi(z) - 1 ~ U(-1, 1)` for
+    the same standard normal draw `z [N, A]` (the two are never both used, so one draw serves
+    both). `explore=None` samples with the paper's exploration noise, 0.1. Extras: the action in
+    [-1, 1] (`unit_action`), which the replay buffer stores."""
+    space = check_action_space(env.action_space)
+    make_actor, make_critic = networks(env, config)
+    actor_like, actor_static = model_structure(make_actor)
+    critic_like = model_structure(make_critic)[0]
     loc = jnp.asarray((space.high + space.low) / 2, jnp.float32)
     half_range = jnp.asarray((space.high - space.low) / 2, jnp.float32)
-    hidden = tuple(config.hidden_sizes)
+    d_act = space.shape[0]
 
-    def make_actor(key: jax.Array) -> Actor:
-        return Actor(key, d_obs, d_act, hidden, config.activation)
+    def act(agent: Agent, obs: Any, noise: jax.Array, deterministic: bool,
+            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
+        mu = eqx.combine(agent.params.actor, actor_static)(flatten_observation(obs, 1))
+        if deterministic:
+            unit = mu
+        else:
+            scale, exploring = (0.1, False) if explore is None else explore
+            noisy = jnp.clip(mu + scale * noise, -1.0, 1.0)
+            unit = jnp.where(exploring, jax.lax.erf(noise / np.sqrt(2.0)).astype(jnp.float32),
+                             noisy)
+        return loc + half_range * unit, {"unit_action": unit}
 
-    def make_critic(key: jax.Array) -> TwinCritic:
-        return TwinCritic(key, d_obs, d_act, hidden, config.activation)
+    def noise(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        return jax.random.normal(key, (*shape, d_act))
 
-    key0 = jax.random.PRNGKey(0)
-    actor_static = eqx.partition(eqx.filter_eval_shape(make_actor, key0), eqx.is_array)[1]
-    critic_static = eqx.partition(eqx.filter_eval_shape(make_critic, key0), eqx.is_array)[1]
+    return Policy(Agent(TD3Params(actor_like, critic_like)), act, noise)
+
+
+def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
+    """TD3 on `env` (one unbatched environment implementing the port, bounded Box actions)."""
+    config.validate()
+    make_actor, make_critic = networks(env, config)
+    policy = make_policy(env, config)
+    venv = make_vector_env(env, config.num_envs)
+    d_act = env.action_space.shape[0]
+    actor_static = model_structure(make_actor)[1]
+    critic_static = model_structure(make_critic)[1]
     g, d, b = config.gradient_steps, config.policy_delay, config.batch_size
     buffer = ReplayBuffer(config.buffer_size, g * b)  # every minibatch of an update in one draw
     steps_per_update = config.steps_per_update
@@ -178,7 +222,7 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         actor_tx, critic_tx = optimizers(hp)
         opt_state = (actor_tx.init(params.actor), critic_tx.init(params.critic))
         env_state, ts = venv.reset(k_env)
-        obs = jnp.zeros((d_obs,), jnp.float32)
+        obs = jnp.zeros((flat_size(env.observation_space),), jnp.float32)
         item = {"obs": obs, "action": jnp.zeros((d_act,), jnp.float32),
                 "reward": jnp.zeros((), jnp.float32), "terminated": jnp.zeros((), jnp.bool_),
                 "next_obs": obs}
@@ -186,15 +230,9 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
                            ts, k_run, extras)
 
-    def act(actor_params: Any, exploring: jax.Array, hp: Any, ts: Any, z: jax.Array):
-        """Actions in [-1, 1] for the agent, rescaled to the Box bounds for the environment.
-        `z [N, A]` is a standard normal draw: the exploration noise, or, while `exploring`, the
-        uniform action `erf(z / sqrt 2) = 2 Phi(z) - 1 ~ U(-1, 1)` (the two are never both
-        used, so one draw serves both)."""
-        mu = eqx.combine(actor_params, actor_static)(ts.observation)
-        noisy = jnp.clip(mu + hp.exploration_noise * z, -1.0, 1.0)
-        unit = jnp.where(exploring, jax.lax.erf(z / np.sqrt(2.0)).astype(jnp.float32), noisy)
-        return loc + half_range * unit, {"unit_action": unit}
+    def act(params: TD3Params, exploring: jax.Array, hp: Any, ts: Any, z: jax.Array):
+        return policy.act(Agent(params), ts.observation, z, False, None,
+                          (hp.exploration_noise, exploring))
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_, extras = carry.train_state, carry.extras
@@ -207,7 +245,7 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         n_explore = config.num_steps * config.num_envs * d_act
         z = jax.random.normal(k_noise, (n_explore + g * b * d_act,))
         (env_state, timestep, _), traj = rollout(
-            venv, partial(act, ts_.params.actor, jnp.logical_not(learning), hp),
+            venv, partial(act, ts_.params, jnp.logical_not(learning), hp),
             carry.env_state, carry.timestep, k_roll, config.num_steps,
             policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
         f32 = jnp.float32
@@ -235,26 +273,7 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         new_ts = TrainState(params, opt_state, ts_.step + 1)
         return RunnerState(new_ts, env_state, timestep, key, TD3Extras(target, buf)), metrics
 
-    return Algorithm(init, update, config.num_updates, steps_per_update)
-
-
-def make_policy(env: Any, config: TD3Config) -> Callable[[Any, jax.Array], jax.Array]:
-    """The trained agent's deterministic action for evaluation: `policy(actor_params, obs [D])
-    -> action [A]` inside the Box bounds, where `actor_params` is
-    `TrainResult.state.train_state.params.actor` (of one member)."""
-    space = check_action_space(env.action_space)
-    d_obs = int(np.prod(env.observation_space.shape))
-    static = eqx.partition(eqx.filter_eval_shape(
-        Actor, jax.random.PRNGKey(0), d_obs, space.shape[0], tuple(config.hidden_sizes),
-        config.activation), eqx.is_array)[1]
-    loc, half_range = (space.high + space.low) / 2, (space.high - space.low) / 2
-
-    def policy(actor_params: Any, obs: jax.Array) -> jax.Array:
-        unit = eqx.combine(actor_params, static)(
-            jnp.reshape(obs, (1, -1)).astype(jnp.float32))[0]
-        return loc + half_range * unit
-
-    return policy
+    return Algorithm(init, update, config.num_updates, steps_per_update, agent_fn(venv), policy)
 
 
 def make_train(env: Any, config: TD3Config) -> Callable[[jax.Array, Any], TrainResult]:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
-from rl_algos.common.config import require
-from rl_algos.common.networks import ACTIVATIONS
+from rl_algos.common.config import (
+    BatchConfig,
+    HParamsBase,
+    check_divides,
+    check_ranges,
+    hparams,
+    require_positive,
+)
+from rl_algos.common.networks import check_network
 
 
 @dataclass(frozen=True)
-class VPGConfig:
+class VPGConfig(BatchConfig):
     """Static fields: they shape the compiled program (changing one recompiles)."""
 
     total_timesteps: int = 1_000_000
@@ -25,37 +31,18 @@ class VPGConfig:
     normalize_rewards: bool = False
 
     @property
-    def batch_size(self) -> int:
-        return self.num_envs * self.num_steps
-
-    @property
     def value_minibatch_size(self) -> int:
         return self.batch_size // self.num_value_minibatches
 
-    @property
-    def num_updates(self) -> int:
-        return self.total_timesteps // self.batch_size
-
     def validate(self) -> None:
-        for name in ("num_envs", "num_steps", "num_value_epochs", "num_value_minibatches"):
-            require(getattr(self, name) >= 1, f"{name} must be >= 1, got {getattr(self, name)}")
-        require(
-            self.batch_size % self.num_value_minibatches == 0,
-            f"num_value_minibatches={self.num_value_minibatches} must divide the batch "
-            f"num_envs*num_steps={self.batch_size}; pick a divisor of {self.batch_size}",
-        )
-        require(
-            self.total_timesteps >= self.batch_size,
-            f"total_timesteps={self.total_timesteps} is less than one batch "
-            f"(num_envs*num_steps={self.batch_size}); raise it or shrink the batch",
-        )
-        require(self.activation in ACTIVATIONS,
-                f"activation must be one of {sorted(ACTIVATIONS)}, got '{self.activation}'")
-        require(all(h >= 1 for h in self.hidden_sizes),
-                f"hidden_sizes must be positive, got {self.hidden_sizes}")
+        super().validate()
+        require_positive(self, "num_value_epochs", "num_value_minibatches")
+        check_divides(self.batch_size, self.num_value_minibatches, "num_value_minibatches")
+        check_network(self.hidden_sizes, self.activation)
 
 
-class VPGHParams(NamedTuple):
+@hparams
+class VPGHParams(HParamsBase):
     """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
 
     pi_lr: float = 1e-3
@@ -66,12 +53,8 @@ class VPGHParams(NamedTuple):
     max_grad_norm: float = 0.5
 
     def validate(self) -> None:
-        require(self.pi_lr > 0, f"pi_lr must be > 0, got {self.pi_lr}")
-        require(self.vf_lr > 0, f"vf_lr must be > 0, got {self.vf_lr}")
-        require(0 <= self.gamma <= 1, f"gamma must be in [0, 1], got {self.gamma}")
-        require(0 <= self.gae_lambda <= 1, f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
-        require(self.ent_coef >= 0, f"ent_coef must be >= 0, got {self.ent_coef}")
-        require(self.max_grad_norm > 0, f"max_grad_norm must be > 0, got {self.max_grad_norm}")
+        check_ranges(self, positive=("pi_lr", "vf_lr", "max_grad_norm"),
+                     non_negative=("ent_coef",), unit=("gamma", "gae_lambda"))
 
 
 # Defaults per environment family: (static overrides, hparam overrides).

@@ -20,12 +20,17 @@ import optax
 
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.networks import actor_critic_factory
+from rl_algos.common.policy import (
+    actor_critic_model,
+    actor_critic_policy,
+    agent_fn,
+    model_structure,
+)
 from rl_algos.common.returns import gae
-from rl_algos.common.shuffle import shuffled_minibatches
+from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.vpg.config import VPGConfig
 from rl_algos.vpg.losses import policy_gradient_loss, value_regression_loss
-from rl_core import Algorithm, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Agent, Algorithm, RunnerState, TrainResult, TrainState, rollout
 from rl_core import make_train as _make_train
 
 
@@ -38,17 +43,14 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
         normalize_rewards=config.normalize_rewards,
     )
     dist: Any = distribution_for(env.action_space)
-    make_model = actor_critic_factory(dist, venv.observation_space.shape[0],
-                                      config.hidden_sizes, config.activation)
-    _, static = eqx.partition(eqx.filter_eval_shape(make_model, jax.random.PRNGKey(0)),
-                              eqx.is_array)
+    make_model = actor_critic_model(env, config)
+    static = model_structure(make_model)[1]
+    policy = actor_critic_policy(env, config)
     n_mb, n_ep = config.num_value_minibatches, config.num_value_epochs
 
     def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
-        def make(lr: Any) -> optax.GradientTransformation:
-            return optax.flatten(optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
-                                             optax.adam(lr, eps=1e-5)))
-        return make(hp.pi_lr), make(hp.vf_lr)
+        return (clipped_optimizer(hp.pi_lr, hp.max_grad_norm),
+                clipped_optimizer(hp.vf_lr, hp.max_grad_norm))
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_model, k_env, k_run = jax.random.split(key, 3)
@@ -60,15 +62,8 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
                            ts, k_run)
 
     def act(params: Any, ts: Any, key: jax.Array):
-        model = eqx.combine(params, static)
-        mask = ts.info.get("action_mask")
-        out, value = jax.vmap(model)(ts.observation)
-        p = dist.params(out, mask)
-        action = dist.sample(key, p)
-        extras = {"value": value}
-        if mask is not None:
-            extras["action_mask"] = mask
-        return action, extras
+        return policy.act(Agent(params), ts.observation, policy.noise(key, (config.num_envs,)),
+                          False, ts.info.get("action_mask"))
 
     def pi_loss(params: Any, batch: Any, hp: Any):
         model = eqx.combine(params, static)
@@ -108,27 +103,18 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
         updates, pi_state = pi_tx.update(grads, pi_state, ts_.params)
         params = optax.apply_updates(ts_.params, updates)
 
-        # Value regression: several steps on the same batch.
-        def value_step(state, mb):
-            params, vf_state = state
-            (_, m), grads = vf_grad(params, mb)
-            updates, vf_state = vf_tx.update(grads, vf_state, params)
-            return (optax.apply_updates(params, updates), vf_state), m["loss/value"]
-
-        def value_epoch(state, k):
-            mbs = shuffled_minibatches(k, {"obs": batch["obs"], "target": batch["target"]}, n_mb)
-            return jax.lax.scan(value_step, state, mbs)
-
+        # Value regression: several epochs of steps on the same batch.
         key, k_perm = jax.random.split(key)
-        (params, vf_state), v_losses = jax.lax.scan(value_epoch, (params, vf_state),
-                                                    jax.random.split(k_perm, n_ep))
-        metrics = dict(metrics)
-        metrics["loss/value"] = jnp.mean(v_losses)
+        params, vf_state, v_metrics = sgd_epochs(
+            vf_grad, vf_tx, params, vf_state, {"obs": batch["obs"], "target": batch["target"]},
+            k_perm, n_ep, n_mb)
+        metrics = {**metrics, "loss/value": v_metrics["loss/value"]}
         metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
         new_ts = TrainState(params, (pi_state, vf_state), ts_.step + 1)
         return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
 
-    return Algorithm(init, update, config.num_updates, config.batch_size)
+    return Algorithm(init, update, config.num_updates, config.batch_size, agent_fn(venv),
+                     policy)
 
 
 def make_train(env: Any, config: VPGConfig) -> Callable[[jax.Array, Any], TrainResult]:

@@ -1,0 +1,128 @@
+"""The algorithm contract (`rl_core.check_algorithm`) over every registered algorithm, on every
+action-space kind it declares, parametrised from the registry: an algorithm added to
+`rl_algos.ALGORITHMS` is checked here without editing this file. Algorithms whose config can
+normalise observations are also checked with normalisation on (the saved statistics must make
+the evaluation policy act as training did)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import rl_algos
+import rl_envs
+from rl_algos.registry import PRESET_FAMILIES
+from rl_core import Box, Discrete, MultiDiscrete, TimeStep, check_algorithm, check_environment
+
+
+class MaskedMultiDiscreteEnv:
+    """A small MultiDiscrete((3, 2)) task with a per-dimension legal-action mask that changes
+    with time (dimension 0: values t % 3 and (t + 1) % 3 legal), truncated after 6 steps."""
+
+    observation_space = Box(0.0, 1.0, (3,))
+    action_space = MultiDiscrete((3, 2))
+
+    def _ts(self, t, reward, truncated):
+        phase = t % 3
+        mask0 = (jnp.arange(3) == phase) | (jnp.arange(3) == (phase + 1) % 3)
+        mask = jnp.concatenate([mask0, jnp.ones(2, jnp.bool_)])
+        obs = jax.nn.one_hot(phase, 3, dtype=jnp.float32)
+        return TimeStep(obs, reward, jnp.zeros((), jnp.bool_), truncated, {"action_mask": mask})
+
+    def reset(self, key):
+        t = jnp.zeros((), jnp.int32)
+        return t, self._ts(t, jnp.zeros((), jnp.float32), jnp.zeros((), jnp.bool_))
+
+    def step(self, t, action, key):
+        reward = (action[1] == 0).astype(jnp.float32)
+        t = t + 1
+        return t, self._ts(t, reward, t >= 6)
+
+
+ENV_IDS = ("gymnax/CartPole-v1", "gymnax/Pendulum-v1", "native/GridWorld")
+
+
+def env_for(spec, kind):
+    """The first candidate environment with actions of `kind` that the algorithm learns from."""
+    if kind is MultiDiscrete:
+        return MaskedMultiDiscreteEnv()
+    for env_id in ENV_IDS:
+        env = rl_envs.make(env_id)
+        if isinstance(env.action_space, kind) and isinstance(env.observation_space,
+                                                             spec.observation_spaces):
+            return env
+    raise AssertionError(f"no test environment with {kind.__name__} actions for {spec.name}")
+
+
+def normalises(spec) -> bool:
+    return "normalize_observations" in {f.name for f in dataclasses.fields(spec.config_cls)}
+
+
+CASES = [(name, kind, False) for name, spec in rl_algos.ALGORITHMS.items()
+         for kind in spec.action_spaces]
+CASES += [(name, Box, True) for name, spec in rl_algos.ALGORITHMS.items()
+          if Box in spec.action_spaces and normalises(spec)]
+
+
+@pytest.mark.parametrize(("name", "kind", "normalised"), CASES,
+                         ids=[f"{n}-{k.__name__}{'-normobs' if z else ''}" for n, k, z in CASES])
+def test_check_algorithm(name, kind, normalised) -> None:
+    spec = rl_algos.get(name)
+    config = spec.config_cls(normalize_observations=True) if normalised else None
+    check_algorithm(spec, env_for(spec, kind), config)
+
+
+def test_multidiscrete_test_env_keeps_the_port() -> None:
+    check_environment(MaskedMultiDiscreteEnv())
+
+
+@pytest.mark.parametrize("name", list(rl_algos.ALGORITHMS))
+def test_declared_capabilities_match_the_code(name) -> None:
+    """`data_parallel` is declared exactly when `make_algorithm` takes a `data_axis`, and every
+    preset is keyed by an environment family that `rl_envs.family` gives (or
+    'continuous_control')."""
+    spec = rl_algos.get(name)
+    takes_axis = "data_axis" in inspect.signature(spec.make_algorithm).parameters
+    assert spec.data_parallel == takes_axis
+    assert set(spec.presets) <= PRESET_FAMILIES
+
+
+def test_preset_families_are_real() -> None:
+    families = {rl_envs.family(env_id) for env_id in rl_envs.all_ids()}
+    assert PRESET_FAMILIES - {"continuous_control"} <= families, (
+        PRESET_FAMILIES - {"continuous_control"} - families)
+
+
+def test_a_misspelt_preset_family_is_refused() -> None:
+    spec = rl_algos.get("ppo")
+    with pytest.raises(ValueError, match="name no environment family"):
+        dataclasses.replace(spec, presets={"clasic_control": ({}, {})})
+
+
+def test_check_algorithm_catches_a_training_policy_that_differs() -> None:
+    """The check fails when the rollout acts with another policy than `make_policy`'s."""
+    from rl_core import AlgorithmContractError
+
+    spec = rl_algos.get("pqn")
+    real = spec.make_policy
+
+    def other_policy(env, config):
+        pol = real(env, config)
+
+        def act(agent, obs, noise, deterministic, mask=None, explore=None):
+            action, extras = pol.act(agent, obs, noise, deterministic, mask, explore)
+            return (action + 1) % env.action_space.n, extras
+
+        return pol._replace(act=act)
+
+    broken = dataclasses.replace(spec, make_policy=other_policy)
+    with pytest.raises(AlgorithmContractError, match="acts differently"):
+        check_algorithm(broken, rl_envs.make("gymnax/CartPole-v1"))
+
+
+def test_discrete_space_has_a_test_env() -> None:
+    assert isinstance(env_for(rl_algos.get("qlearning"), Discrete).observation_space, Discrete)
