@@ -46,17 +46,17 @@ def test_missing_library_names_the_extra(monkeypatch, tmp_path, capsys, prefix: 
     with pytest.raises(rl_envs.MissingBackendError) as exc:
         rl_envs.make(env_id)
     msg = str(exc.value)
-    assert f"rl-envs-adapters[{extra}]" in msg and f"--extra {extra}" in msg and "\n" not in msg
+    assert f"jaxrlkit-envs[{extra}]" in msg and f"--extra {extra}" in msg and "\n" not in msg
     assert not any(i.startswith(f"{prefix}/") for i in rl_envs.list_envs())
     assert env_id in rl_envs.list_envs(installed_only=False)
 
     code, _, err = _run_cli(["run", "--env", env_id, "--logdir", str(tmp_path)], capsys)
     lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and f"rl-envs-adapters[{extra}]" in lines[0], err
+    assert code == 2 and len(lines) == 1 and f"jaxrlkit-envs[{extra}]" in lines[0], err
     assert "Traceback" not in err and not any(tmp_path.iterdir())
 
     code, out, _ = _run_cli(["envs", "--backend", prefix], capsys)
-    assert code == 0 and "not installed" in out and f"rl-envs-adapters[{extra}]" in out
+    assert code == 0 and "not installed" in out and f"jaxrlkit-envs[{extra}]" in out
 
 
 def test_envs_says_when_every_listed_backend_is_installed(capsys) -> None:

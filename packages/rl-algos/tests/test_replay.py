@@ -28,10 +28,10 @@ def test_wrap_around_overwrites_the_oldest_items() -> None:
     assert int(rb.size(state)) == 3
     state = rb.add(state, items([4, 5, 6]))
     # 6 went into the slot of 1, the oldest; every other item is still there.
-    np.testing.assert_array_equal(state.experience["i"][0], [6, 2, 3, 4, 5])
+    np.testing.assert_array_equal(state.experience["i"], [6, 2, 3, 4, 5])
     assert int(rb.size(state)) == 5
     state = rb.add(state, items([7, 8, 9, 10, 11]))  # a whole lap
-    np.testing.assert_array_equal(np.sort(state.experience["i"][0]), [7, 8, 9, 10, 11])
+    np.testing.assert_array_equal(np.sort(state.experience["i"]), [7, 8, 9, 10, 11])
     samples = np.concatenate([np.asarray(rb.sample(state, k)["i"])
                               for k in jax.random.split(jax.random.PRNGKey(0), 50)])
     assert set(samples.tolist()) == {7, 8, 9, 10, 11}
@@ -52,7 +52,7 @@ def test_per_member_buffers_under_vmap() -> None:
     rb = ReplayBuffer(capacity=8, batch_size=8)
     members = 4
     state = jax.vmap(lambda _: rb.init(EXAMPLE))(jnp.arange(members))
-    assert state.experience["x"].shape == (members, 1, 8, 2)
+    assert state.experience["x"].shape == (members, 8, 2)
     # member m stores the values 10*m + 1 .. 10*m + 3
     data = jax.vmap(lambda m: items(10 * m + jnp.arange(1, 4)))(jnp.arange(members))
     state = jax.jit(jax.vmap(rb.add))(state, data)

@@ -94,7 +94,7 @@ def test_episode_ends_reach_the_buffer_and_the_target_correctly(terminate: bool)
     hp = hparams_as_arrays(TD3HParams())
     carry = algo.init(jax.random.PRNGKey(0), hp)
     carry, metrics = jax.jit(algo.update)(carry, hp)  # warm-up: 4 random steps, no learning
-    exp = jax.tree.map(lambda x: np.asarray(x[0, :4]), carry.extras.buffer.experience)
+    exp = jax.tree.map(lambda x: np.asarray(x[:4]), carry.extras.buffer.experience)
     # steps t=0..3: the third step ends the episode; its next_obs is the true final one (t=3),
     # not the reset observation, and only termination is recorded as such.
     np.testing.assert_array_equal(exp["obs"][:, 0], [0, 1, 2, 0])
@@ -231,12 +231,12 @@ def test_warm_up_actions_are_uniform_over_the_bounds_then_noisy_around_the_polic
     for _ in range(2):  # 2 x 512 steps of warm-up
         carry, m = update(carry, hp)
         assert float(m["learning"]) == 0.0
-    unit = np.asarray(carry.extras.buffer.experience["action"][0, :1024, 0])
+    unit = np.asarray(carry.extras.buffer.experience["action"][:1024, 0])
     assert unit.min() >= -1.0 and unit.max() <= 1.0
     quartiles = np.histogram(unit, bins=4, range=(-1.0, 1.0))[0] / unit.size
     np.testing.assert_allclose(quartiles, 0.25, atol=0.05)
     np.testing.assert_allclose(unit.var(), 1 / 3, atol=0.04)
     carry, m = update(carry, hp)
     assert float(m["learning"]) == 1.0
-    noisy = np.asarray(carry.extras.buffer.experience["action"][0, 1024:1536, 0])
+    noisy = np.asarray(carry.extras.buffer.experience["action"][1024:1536, 0])
     assert 0.05 < noisy.std() < 0.2, noisy.std()  # the deterministic actor's action is shared

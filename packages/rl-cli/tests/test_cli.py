@@ -99,7 +99,7 @@ def test_missing_backend_names_the_extra(monkeypatch, tmp_path: Path, capsys) ->
     code, _, err = run_cli(["run", "--env", "gymnax/CartPole-v1", "--logdir", str(tmp_path)],
                            capsys)
     assert code == 2
-    assert "rl-envs-adapters[gymnax]" in err and len(err.strip().splitlines()) == 1
+    assert "jaxrlkit-envs[gymnax]" in err and len(err.strip().splitlines()) == 1
     assert not any(tmp_path.iterdir())
 
 

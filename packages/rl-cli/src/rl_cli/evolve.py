@@ -93,7 +93,7 @@ def plan(req: EvolveRequest) -> EvolvePlan:
         import evosax  # noqa: F401  (imported by the strategies; checked here for the message)
     except ImportError as e:
         raise UserError(f"rl evolve needs evosax 0.3 ({e}); install it with "
-                        f"`pip install 'rl-algos[evolve]'`") from None
+                        f"`pip install 'jaxrlkit-algos[evolve]'`") from None
     if req.algo != "ppo":
         raise UserError(f"rl evolve evolves parts of PPO: --algo must be ppo, got '{req.algo}'")
     for name, value, low in (("--population", req.population, 2),

@@ -32,7 +32,7 @@ class Backend:
     prefix: str
     module: str  # adapter module, imported lazily
     library: str | None  # the import name of the environment library (None: built in)
-    extra: str | None  # the extra of rl-envs-adapters that installs it (None: built in)
+    extra: str | None  # the extra of jaxrlkit-envs that installs it (None: built in)
 
 
 BACKENDS: dict[str, Backend] = {
@@ -54,7 +54,7 @@ def missing_extra_message(prefix: str) -> str:
     b = BACKENDS[prefix]
     return (
         f"the '{prefix}' backend needs the '{b.library}' library, which is not installed: "
-        f"install it with `pip install 'rl-envs-adapters[{b.extra}]'` "
+        f"install it with `pip install 'jaxrlkit-envs[{b.extra}]'` "
         f"(or `uv sync --extra {b.extra}` in the workspace)."
     )
 

@@ -1,31 +1,40 @@
 """A uniform replay buffer of single transitions that lives on the device, inside the compiled
-training program (flashbax's item buffer underneath): off-policy algorithms (TD3, ...) share it.
+training program: off-policy algorithms (TD3, ...) share it.
 
-The buffer is a pure description (`ReplayBuffer`) plus a state pytree (`ReplayState`, flashbax's
-`TrajectoryBufferState`): `init`, `add` and `sample` are pure functions of that state, so they
-run under `jit`, `lax.scan` and `vmap` (a leading member axis on every leaf of the state).
+The buffer is a pure description (`ReplayBuffer`) plus a state pytree (`ReplayState`): `init`,
+`add` and `sample` are pure functions of that state, so they run under `jit`, `lax.scan` and
+`vmap` (a leading member axis on every leaf of the state).
 
-Items are stored in insertion order in a ring of `capacity` slots: once full, each new item
-overwrites the oldest. Sampling draws `batch_size` items uniformly, with replacement, from the
-filled slots only (never the zero-initialised empty ones).
+Storage is a ring of `capacity` slots: every leaf of `ReplayState.experience` is a
+`[capacity, ...]` array, `insert_index` is the slot the next item goes to and `is_full` says
+whether every slot has been written. Items are stored in insertion order from slot 0; a batch of
+`B` items goes to slots `(insert_index + arange(B)) mod capacity`, so a batch that runs past the
+end wraps to slot 0 and, once the ring is full, each new item overwrites the oldest. Sampling
+draws `batch_size` items uniformly, with replacement, from the filled slots only (never the
+zero-initialised empty ones).
 
-Storage is flashbax's; the sampling is ours: flashbax's `sample` makes two key splits and two
-`randint` calls (one of them for its single add-batch row), and on the CPU every threefry call is
-a rolled loop of small kernels, so it cost 23 us per draw against 7 us for one `random.bits` call
-and a gather (TD3 samples once per update: its whole program ran 5% faster).
+Sampling is one `random.bits` call and a gather: a split key and two `randint` calls per draw cost
+23 us on the CPU (every threefry call is a rolled loop of small kernels) against 7 us for one
+`bits` call (TD3 samples once per update: its whole program ran 5% faster).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-import flashbax as fbx
 import jax
 import jax.numpy as jnp
 
 from rl_algos.common.config import require
 
-ReplayState = Any  # flashbax.buffers.trajectory_buffer.TrajectoryBufferState
+
+class ReplayState(NamedTuple):
+    """The ring: `experience` leaves `[capacity, ...]`, `insert_index` int32 `[]` (the next
+    slot written), `is_full` bool `[]` (every slot written at least once)."""
+
+    experience: Any
+    insert_index: jax.Array
+    is_full: jax.Array
 
 
 class ReplayBuffer:
@@ -42,17 +51,30 @@ class ReplayBuffer:
                 f"a sampled batch of {batch_size} items must fit the replay buffer's capacity "
                 f"{capacity}; raise buffer_size or lower the batch")
         self.capacity, self.batch_size = int(capacity), int(batch_size)
-        self._fbx = fbx.make_item_buffer(max_length=self.capacity, min_length=1,
-                                         sample_batch_size=self.batch_size, add_batches=True)
 
     def init(self, example: Any) -> ReplayState:
         """An empty buffer for items shaped like `example` (one item, no batch axis)."""
-        return self._fbx.init(example)
+        experience = jax.tree.map(
+            lambda x: jnp.zeros((self.capacity, *jnp.shape(x)), jnp.result_type(x)), example)
+        return ReplayState(experience, jnp.array(0, jnp.int32), jnp.array(False))
 
     def add(self, state: ReplayState, items: Any) -> ReplayState:
-        """Appends `items` (leading `[B]` axis, B <= capacity), overwriting the oldest items once
-        the buffer is full."""
-        return self._fbx.add(state, items)
+        """Appends `items` (leading `[B]` axis, B <= capacity) in order from `insert_index`,
+        wrapping past the last slot to slot 0 and overwriting the oldest items once the buffer
+        is full."""
+        leaves, stored = jax.tree.leaves(items), jax.tree.leaves(state.experience)
+        n = leaves[0].shape[0]
+        require(n <= self.capacity,
+                f"a batch of {n} items does not fit the replay buffer's capacity {self.capacity}")
+        for x, s in zip(leaves, stored, strict=True):
+            require(x.shape == (n, *s.shape[1:]) and x.dtype == s.dtype,
+                    f"items {x.dtype}{list(x.shape)} do not match the buffer's "
+                    f"{s.dtype}{list(s.shape[1:])} with a leading batch axis of {n}")
+        slots = (jnp.arange(n) + state.insert_index) % self.capacity
+        experience = jax.tree.map(lambda s, x: s.at[slots].set(x), state.experience, items)
+        end = state.insert_index + n
+        return ReplayState(experience, (end % self.capacity).astype(jnp.int32),
+                           state.is_full | (end >= self.capacity))
 
     def sample(self, state: ReplayState, key: jax.Array) -> Any:
         """`batch_size` items drawn uniformly with replacement from the filled slots; every leaf
@@ -65,11 +87,10 @@ class ReplayBuffer:
         words = jax.random.bits(key, (self.batch_size,), jnp.uint32)
         size = jnp.maximum(self.size(state), 1).astype(jnp.uint32)
         slots = (words % size).astype(jnp.int32)
-        # flashbax stores `[1 add-batch row, capacity, ...]` per leaf.
-        return jax.tree.map(lambda x: x[0, slots], state.experience)
+        return jax.tree.map(lambda x: x[slots], state.experience)
 
     @staticmethod
     def size(state: ReplayState) -> jax.Array:
         """Number of filled slots (int32 `[]`), at most `capacity`."""
-        capacity = jax.tree.leaves(state.experience)[0].shape[1]
-        return jnp.where(state.is_full, capacity, state.current_index).astype(jnp.int32)
+        capacity = jax.tree.leaves(state.experience)[0].shape[0]
+        return jnp.where(state.is_full, capacity, state.insert_index).astype(jnp.int32)

@@ -1,7 +1,7 @@
 """Meta-evolution of PPO's components (`rl evolve`): an evosax strategy in the outer loop, whole
 PPO training runs of a population of meta-parameters in the inner loop, in one compiled program.
 
-Needs the `evolve` extra (evosax 0.3): `pip install 'rl-algos[evolve]'`."""
+Needs the `evolve` extra (evosax 0.3): `pip install 'jaxrlkit-algos[evolve]'`."""
 
 from rl_algos.evolve.es import (
     STRATEGIES,
