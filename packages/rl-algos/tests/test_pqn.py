@@ -109,10 +109,11 @@ def test_pqn_learns_cartpole() -> None:
     """Two seeds on a shortened budget must pass a return far above a random policy's (~22).
     The 8-seed, 5e5-step figures are in docs/algorithms.md."""
     env = rl_envs.make("gymnax/CartPole-v1")
-    config = PQNConfig(total_timesteps=200_000)
+    static, hparams = get("pqn").presets["classic_control"]
+    config = PQNConfig(**{**static, "total_timesteps": 200_000})
     train = make_train(env, config)
     keys = jax.random.split(jax.random.PRNGKey(0), 2)
-    preset = PQNHParams(**get("pqn").presets["classic_control"][1])
+    preset = PQNHParams(**hparams)
     hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (2,)), hparams_as_arrays(preset))
     m = jax.jit(jax.vmap(train))(keys, hp).metrics
     window = max(1, int(round(0.05 * m["episode_count"].shape[1])))
