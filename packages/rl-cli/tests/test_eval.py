@@ -1,5 +1,6 @@
-"""`rl eval`: a run directory's agents play pgx games against an opponent (here two untrained
-PQN members written as `rl run` writes them), and every bad input ends in one line, exit 2."""
+"""`rl eval`: a run directory's agents play whole episodes: pgx games against an opponent (here
+two untrained PQN members written as `rl run` writes them), any backend for every algorithm
+(trained briefly by `rl run`), and every bad input ends in one line, exit 2."""
 
 from __future__ import annotations
 
@@ -46,8 +47,8 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
                              capsys)
     assert code == 0, err
     assert "seed_0" in out and "seed_1" in out and "vs greedy" in out
-    res = json.loads((run / "eval-greedy.json").read_text())
-    assert res["num_games"] == 300 and res["members"] == ["seed_0", "seed_1"]
+    res = json.loads((run / "eval-greedy-greedy.json").read_text())
+    assert res["episodes"] == 300 and res["members"] == ["seed_0", "seed_1"]
     win, draw, loss = (np.array(res[k]) for k in ("win_rate", "draw_rate", "loss_rate"))
     np.testing.assert_allclose(win + draw + loss, 1.0)
     assert res["unfinished"] == [0, 0]
@@ -60,8 +61,8 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize("case, argv_tail, hint", [
     ("missing", [], "does not exist"),
     ("no_params", [], "has no params.eqx"),
-    ("gymnax", [], "plays pgx games"),
-    ("ok", ["--games", "0"], "--games must be >= 1"),
+    ("gymnax", ["--opponent", "random"], "--opponent is for two-player pgx games"),
+    ("ok", ["--games", "0"], "--episodes must be >= 1"),
     ("ok", ["--env", "pgx/connect_four"], "other spaces"),
     ("ok", ["--env", "pgx/othello", "--opponent", "greedy"], "greedy opponent exists for"),
 ])
@@ -92,3 +93,32 @@ def test_pqn_board_game_preset_sets_the_training_opponent(env, env_kwargs, expec
     prep = prepare(RunRequest(algo="pqn", env=env, env_kwargs=env_kwargs))
     assert prep.preset == "board_game" and prep.env_kwargs == expected
     assert prep.env.opponent == expected.get("opponent", "random")
+
+
+@pytest.mark.parametrize("algo, env, sets", [
+    ("ppo", "gymnax/CartPole-v1", []),
+    ("ppo", "gymnax/Pendulum-v1", ["--set", "num_envs=4", "--set", "num_steps=64",
+                                   "--set", "num_minibatches=4"]),  # normalised observations
+    ("vpg", "gymnax/CartPole-v1", []),
+    ("pqn", "gymnax/CartPole-v1", []),
+    ("td3", "gymnax/Pendulum-v1", ["--set", "learning_starts=256"]),
+    ("qlearning", "native/GridWorld", []),
+])
+def test_eval_every_algorithm_after_rl_run(algo, env, sets, tmp_path: Path, capsys) -> None:
+    """`rl run` for a few updates, then `rl eval`: a row per member with finite returns of
+    finished episodes, greedy by default and sampling with --stochastic, the JSON written."""
+    code, _, err = run_cli(["--no-compile-cache", "run", "--algo", algo, "--env", env,
+                            "--num-seeds", "2", "--total-timesteps", "2048", *sets,
+                            "--logdir", str(tmp_path), "--run-name", "r", "--no-progress"],
+                           capsys)
+    assert code == 0, err
+    for extra, name in (([], "eval-greedy.json"), (["--stochastic"], "eval-stochastic.json")):
+        code, out, err = run_cli(["--no-compile-cache", "eval", str(tmp_path / "r"),
+                                  "--episodes", "8", *extra], capsys)
+        assert code == 0, err
+        assert "seed_0" in out and "seed_1" in out and "95% CI" in out
+        res = json.loads((tmp_path / "r" / name).read_text())
+        assert res["episodes"] == 8 and res["unfinished"] == [0, 0]
+        returns = np.array(res["returns"], dtype=float)
+        assert returns.shape == (2, 8) and np.all(np.isfinite(returns))
+        np.testing.assert_allclose(res["mean_return"], returns.mean(axis=1), rtol=1e-6)

@@ -1,18 +1,20 @@
-"""`rl eval`: plays a trained run's agents against a built-in opponent and counts wins, draws and
-losses per member.
+"""`rl eval`: a trained run's agents play whole episodes on a fresh environment (any backend,
+every algorithm), greedily unless asked to sample, and report each member's mean return with a
+95% confidence interval; on a two-player pgx game also wins, draws and losses against an
+opponent.
 
-    from rl_cli.evaluate import evaluate
-    res = evaluate("runs/pqn-pgx_connect_four-...", num_games=1000, opponent="greedy")
-    res.win_rate            # [M], one entry per member (seed) of the run
+    from rl_cli.evaluate import evaluate, load_agent
+    res = evaluate("runs/ppo-gymnax_CartPole-v1-...", episodes=100)
+    res.member_means, res.member_ci95    # [M] each
+    run = load_agent("runs/ppo-...")     # the policy, the agents, the config, the environment
 
 A run directory holds `config.json` (algorithm, environment, config) and `params.eqx` (every
 member's agent: its parameters and, when training normalised observations, their statistics;
-leading `[M]` axis); the policy is rebuilt from the config (`make_policy`), the agents loaded,
-and each member plays the same `num_games` games (same seats, same opponent randomness) in one
-compiled program: the games of a member run as a batch (no auto-reset) until
-every one has ended. A game's outcome is the sign of the agent's return (+1 win, -1 loss, 0 draw
-in the pgx board games). Agents act greedily (the legal action of highest probability or Q-value)
-unless `stochastic=True`.
+leading `[M]` axis). The policy is rebuilt from the config (`make_policy`, the acting path the
+training rollout used), the agents are loaded into its `agent_like`, and every member plays the
+same `episodes` episodes (same environment randomness) in one compiled program: a member's
+episodes run as a batch (no auto-reset) until every one has ended. Box actions are clipped into
+the bounds at the environment, as in training (`ClipAction`).
 """
 
 from __future__ import annotations
@@ -25,13 +27,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rl_cli.errors import UserError
+from rl_cli.stats import mean_ci95
 
-# Games still running after this many agent moves count as unfinished (reported, never as a
-# win/draw/loss). Every pgx game ends long before.
-MAX_MOVES = 10_000
+# Episodes still running after this many steps count as unfinished (reported, never averaged).
+# Every registered environment ends its episodes long before (time limits are at most 10^4).
+MAX_STEPS = 100_000
+PGX_OPPONENTS = ("random", "greedy")
 
 
 class LoadedRun(NamedTuple):
+    """A run's agents, ready to act: `policy.act(member(i), observations, noise, deterministic,
+    mask)` for `[N]` raw observations of `env` (see `rl_core.Policy`)."""
+
     run_dir: Path
     algo: str
     env_id: str
@@ -39,43 +46,80 @@ class LoadedRun(NamedTuple):
     config: Any
     members: list[str]
     agents: Any  # rl_core.Agent, leading [M] axis
+    policy: Any  # rl_core.Policy
+    env: Any
+
+    def member(self, i: int) -> Any:
+        """Member `i`'s agent (no member axis)."""
+        import jax
+
+        return jax.tree.map(lambda x: x[i], self.agents)
 
 
 class EvalResult(NamedTuple):
     run_dir: str
+    algo: str
     env_id: str
-    opponent: str
-    num_games: int
+    opponent: str | None  # pgx games: the opponent the agents played
+    deterministic: bool
+    episodes: int
     members: list[str]
-    wins: np.ndarray  # int [M]
-    draws: np.ndarray
-    losses: np.ndarray
-    unfinished: np.ndarray
-    mean_return: np.ndarray  # float [M]
+    returns: np.ndarray  # float [M, N], undiscounted return of each episode (NaN: unfinished)
+    lengths: np.ndarray  # int [M, N]
     compile_seconds: float
     run_seconds: float
 
     @property
-    def win_rate(self) -> np.ndarray:
-        return self.wins / self.num_games
+    def finished(self) -> np.ndarray:
+        return np.isfinite(self.returns)
 
     @property
-    def draw_rate(self) -> np.ndarray:
-        return self.draws / self.num_games
+    def member_means(self) -> np.ndarray:
+        return np.array([mean_ci95(r)[0] for r in self.returns])
 
     @property
-    def loss_rate(self) -> np.ndarray:
-        return self.losses / self.num_games
+    def member_ci95(self) -> np.ndarray:
+        return np.array([mean_ci95(r)[1] for r in self.returns])
+
+    @property
+    def overall(self) -> tuple[float, float]:
+        """Mean over members of their mean returns, and the 95% CI over members."""
+        return mean_ci95(self.member_means)
+
+    def outcome_rates(self) -> dict[str, np.ndarray]:
+        """Per member: the share of episodes won (return > 0), drawn (= 0) and lost (< 0): the
+        outcome of a pgx game (+1 win, -1 loss, 0 draw). Unfinished episodes count as none."""
+        n = self.returns.shape[1]
+        with np.errstate(invalid="ignore"):
+            return {k: np.sum(f(self.returns), axis=1) / n for k, f in (
+                ("win_rate", lambda r: r > 0), ("draw_rate", lambda r: r == 0),
+                ("loss_rate", lambda r: r < 0))}
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "run_dir": self.run_dir, "env": self.env_id, "opponent": self.opponent,
-            "num_games": self.num_games, "members": self.members,
-            "win_rate": self.win_rate.tolist(), "draw_rate": self.draw_rate.tolist(),
-            "loss_rate": self.loss_rate.tolist(), "unfinished": self.unfinished.tolist(),
-            "mean_return": self.mean_return.tolist(),
+        mean, ci = self.overall
+        out: dict[str, Any] = {
+            "run_dir": self.run_dir, "algo": self.algo, "env": self.env_id,
+            "opponent": self.opponent,
+            "policy": "greedy" if self.deterministic else "stochastic",
+            "episodes": self.episodes, "members": self.members,
+            "mean_return": _nums(self.member_means), "ci95": _nums(self.member_ci95),
+            "mean_length": _nums(np.mean(self.lengths, axis=1)),
+            "unfinished": (~self.finished).sum(axis=1).tolist(),
+            "overall_mean_return": _num(mean), "overall_ci95": _num(ci),
+            "returns": [_nums(r) for r in self.returns],
             "compile_seconds": self.compile_seconds, "run_seconds": self.run_seconds,
         }
+        if self.opponent is not None:
+            out.update({k: v.tolist() for k, v in self.outcome_rates().items()})
+        return out
+
+
+def _num(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _nums(xs: Any) -> list[float | None]:
+    return [_num(x) for x in np.asarray(xs, np.float64)]
 
 
 def read_record(path: Path) -> dict[str, Any]:
@@ -97,9 +141,13 @@ def read_record(path: Path) -> dict[str, Any]:
     return dict(record)
 
 
-def load_run(run_dir: str | Path) -> LoadedRun:
-    """Rebuilds a run's agents from `config.json` and loads `params.eqx`; a directory that is
-    not a finished run is a UserError saying what is missing."""
+def load_agent(run_dir: str | Path, env_id: str | None = None,
+               env_kwargs: dict[str, Any] | None = None) -> LoadedRun:
+    """A finished run's agents with the policy that acts with them: the config from
+    `config.json`, the environment (the run's, or `env_id` with the same spaces, built with the
+    run's keyword arguments, or with `env_kwargs` instead when given), `make_policy(env,
+    config)`, and every member's `Agent` from `params.eqx`. A directory that is not a finished
+    run, or an environment with other spaces, is a UserError saying what is wrong."""
     import equinox as eqx
     import jax
 
@@ -108,14 +156,25 @@ def load_run(run_dir: str | Path) -> LoadedRun:
 
     path = Path(run_dir)
     record = read_record(path)
-    algo, env_id, fields = record["algo"], record["env"], record["config"]
+    algo, trained_id, fields = record["algo"], record["env"], record["config"]
     members = [f"seed_{s}" for s in record["seeds"]]
-    env_kwargs = dict(record.get("env_kwargs") or {})
     spec = rl_algos.get(algo)
     config = spec.config_cls(**{k: tuple(v) if isinstance(v, list) else v
                                 for k, v in fields.items()})
-    env = rl_envs.make(env_id, **env_kwargs)
-    policy = _policy(spec, env, config)
+    trained_kwargs = dict(record.get("env_kwargs") or {})
+    kwargs = trained_kwargs if env_kwargs is None else dict(env_kwargs)
+    env = rl_envs.make(env_id or trained_id, **kwargs)
+    if env_id is not None and env_id != trained_id:
+        trained = rl_envs.make(trained_id, **trained_kwargs)
+        if (_shape(env.observation_space) != _shape(trained.observation_space)
+                or env.action_space != trained.action_space):
+            raise UserError(f"the run's agents were trained on {trained_id} "
+                            f"({trained.observation_space}, {trained.action_space}); {env_id} "
+                            f"has other spaces ({env.observation_space}, {env.action_space})")
+    try:
+        policy = spec.make_policy(env, config)
+    except ValueError as e:
+        raise UserError(str(e)) from None
     like = jax.tree.map(lambda s: jax.ShapeDtypeStruct((len(members), *s.shape), s.dtype),
                         policy.agent_like)
     try:
@@ -123,97 +182,97 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     except Exception as e:  # a truncated or foreign file: say so in one line
         raise UserError(f"{path / 'params.eqx'} does not hold this run's agents "
                         f"({type(e).__name__}: {e})") from None
-    return LoadedRun(path, algo, env_id, env_kwargs, config, members, agents)
+    return LoadedRun(path, algo, env_id or trained_id, kwargs, config, members, agents, policy,
+                     env)
 
 
-def _policy(spec: Any, env: Any, config: Any) -> Any:
-    try:
-        return spec.make_policy(env, config)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-
-
-def evaluate(run_dir: str | Path, num_games: int = 1000, opponent: str = "random",
-             seed: int = 0, env_id: str | None = None, stochastic: bool = False) -> EvalResult:
-    """Every member of the run plays `num_games` games against `opponent` on `env_id` (default:
-    the run's environment; another id must have the same spaces)."""
+def _shape(space: Any) -> Any:
     import jax
-    import jax.numpy as jnp
 
-    import rl_algos
-    import rl_envs
+    return [tuple(s.shape) for s in jax.tree.leaves(
+        space, is_leaf=lambda s: hasattr(s, "shape"))]
 
-    if num_games < 1:
-        raise UserError(f"--games must be >= 1, got {num_games}")
-    env_id = env_id or read_record(Path(run_dir))["env"]
-    if not env_id.startswith("pgx/"):
-        raise UserError(f"rl eval plays pgx games against an opponent, but the environment is "
-                        f"'{env_id}'; evaluate a run trained on a pgx/ game (or pass --env)")
-    run = load_run(run_dir)
-    kwargs = {k: v for k, v in run.env_kwargs.items()
-              if k not in ("opponent", "greedy_prob", "max_moves")}
-    env = rl_envs.make(env_id, opponent=opponent, **kwargs)
-    if getattr(env, "num_players", 1) < 2:
-        raise UserError(f"{env_id} is a single-player game: there is no opponent to play")
-    trained = rl_envs.make(run.env_id, **run.env_kwargs)
-    if (env.observation_space.shape != trained.observation_space.shape
-            or env.action_space != trained.action_space):
-        raise UserError(f"the run's agents were trained on {run.env_id} "
-                        f"({trained.observation_space}, {trained.action_space}); {env_id} has "
-                        f"other spaces ({env.observation_space}, {env.action_space})")
-    policy = _policy(rl_algos.get(run.algo), env, run.config)
-    play = jax.jit(jax.vmap(_play_fn(env, policy, num_games, greedy=not stochastic),
+
+def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
+             env_id: str | None = None, stochastic: bool = False,
+             opponent: str | None = None) -> EvalResult:
+    """Every member of the run plays `episodes` episodes on `env_id` (default: the run's
+    environment; another id must have the same spaces), greedily unless `stochastic`. On a pgx
+    game, `opponent` ('random' by default, or 'greedy') is the player it faces."""
+    import jax
+
+    if episodes < 1:
+        raise UserError(f"--episodes must be >= 1, got {episodes}")
+    record = read_record(Path(run_dir))
+    target = env_id or record["env"]
+    kwargs = None  # the run's own environment arguments
+    if target.startswith("pgx/"):
+        # The training opponent's settings (a mixed opponent's greedy share, a move limit) give
+        # way to the evaluation opponent, which plays whole games.
+        opponent = opponent or "random"
+        kwargs = {k: v for k, v in (record.get("env_kwargs") or {}).items()
+                  if k not in ("opponent", "greedy_prob", "max_moves")} | {"opponent": opponent}
+    elif opponent is not None:
+        raise UserError(f"--opponent is for two-player pgx games; {target} has no opponent "
+                        "(drop --opponent)")
+    run = load_agent(run_dir, env_id, kwargs)
+    if opponent is not None and getattr(run.env, "num_players", 1) < 2:
+        raise UserError(f"{target} is a single-player game: there is no opponent to play")
+    play = jax.jit(jax.vmap(play_fn(run.env, run.policy, episodes, not stochastic),
                             in_axes=(0, None)))
     key = jax.random.PRNGKey(seed)
     t0 = time.perf_counter()
     compiled = play.lower(run.agents, key).compile()
     compile_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    returns, done = jax.block_until_ready(compiled(run.agents, key))
+    returns, lengths, done = jax.block_until_ready(compiled(run.agents, key))
     run_seconds = time.perf_counter() - t0
-    returns, done = np.asarray(returns), np.asarray(done)  # [M, G]
+    done = np.asarray(done)
     return EvalResult(
-        run_dir=str(run.run_dir), env_id=env_id, opponent=opponent, num_games=num_games,
-        members=run.members,
-        wins=np.sum(done & (returns > 0), axis=1), draws=np.sum(done & (returns == 0), axis=1),
-        losses=np.sum(done & (returns < 0), axis=1), unfinished=np.sum(~done, axis=1),
-        mean_return=np.asarray(jnp.mean(returns, axis=1)),
-        compile_seconds=compile_seconds, run_seconds=run_seconds,
+        run_dir=str(run.run_dir), algo=run.algo, env_id=run.env_id, opponent=opponent,
+        deterministic=not stochastic, episodes=episodes, members=run.members,
+        returns=np.where(done, np.asarray(returns, np.float64), np.nan),
+        lengths=np.asarray(lengths), compile_seconds=compile_seconds, run_seconds=run_seconds,
     )
 
 
-def _play_fn(env: Any, policy: Any, num_games: int, greedy: bool) -> Any:
-    """`(agent, key) -> (returns [G], finished [G])` for one member: `num_games` games stepped
-    together until all have ended (finished games are no longer counted)."""
+def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
+    """`(agent, key) -> (returns [N], lengths [N], finished [N])` for one member: `episodes`
+    episodes of `env` stepped together until every one has ended (an episode's return and length
+    stop counting when it ends), acting with `policy.act`."""
     import jax
     import jax.numpy as jnp
 
-    from rl_core import VectorEnv
+    from rl_core import Box, ClipAction, VectorEnv
 
-    venv = VectorEnv(env, num_games)
+    venv: Any = VectorEnv(env, episodes)
+    if isinstance(env.action_space, Box):
+        venv = ClipAction(venv)
 
-    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         k_reset, key = jax.random.split(key)
         state, ts = venv.reset(k_reset)
-        zeros = jnp.zeros((num_games,), jnp.float32)
 
         def cond(c):
-            _, _, done, _, t, _ = c
-            return ~jnp.all(done) & (t < MAX_MOVES)
+            return ~jnp.all(c[2]) & (c[5] < MAX_STEPS)
 
         def body(c):
-            state, ts, done, ret, t, key = c
+            state, ts, done, ret, length, t, key = c
             key, k_act, k_step = jax.random.split(key, 3)
-            action, _ = policy.act(agent, ts.observation, policy.noise(k_act, (num_games,)),
-                                   greedy, ts.info.get("action_mask"))
+            action, _ = policy.act(agent, ts.observation, policy.noise(k_act, (episodes,)),
+                                   deterministic, ts.info.get("action_mask"))
             state, ts = venv.step(state, action, k_step)
-            ret = ret + jnp.where(done, 0.0, ts.reward)
+            live = ~done
+            ret = ret + jnp.where(live, ts.reward, 0.0)
+            length = length + live.astype(jnp.int32)
             done = done | ts.terminated | ts.truncated
-            return state, ts, done, ret, t + 1, key
+            return state, ts, done, ret, length, t + 1, key
 
-        init = (state, ts, zeros.astype(jnp.bool_), zeros, jnp.zeros((), jnp.int32), key)
-        _, _, done, ret, _, _ = jax.lax.while_loop(cond, body, init)
-        return ret, done
+        zeros = jnp.zeros((episodes,), jnp.float32)
+        init = (state, ts, zeros.astype(jnp.bool_), zeros, zeros.astype(jnp.int32),
+                jnp.zeros((), jnp.int32), key)
+        _, _, done, ret, length, _, _ = jax.lax.while_loop(cond, body, init)
+        return ret, length, done
 
     return play
 
@@ -222,18 +281,30 @@ def eval_table(res: EvalResult) -> Any:
     """The console summary: one row per member, then the mean over members."""
     from rich.table import Table
 
-    table = Table(title=f"{res.env_id} vs {res.opponent}: {res.num_games} games per member",
-                  title_justify="left")
-    for col in ("member", "win", "draw", "loss", "mean return"):
+    vs = f" vs {res.opponent}" if res.opponent else ""
+    mode = "greedy" if res.deterministic else "stochastic"
+    table = Table(title=f"{res.algo} on {res.env_id}{vs}: {res.episodes} episodes per member, "
+                        f"{mode} policy", title_justify="left")
+    cols = ["member", "mean return", "95% CI", "mean length"]
+    rates = res.outcome_rates() if res.opponent else {}
+    cols += ["win", "draw", "loss"] if rates else []
+    for col in cols:
         table.add_column(col, justify="left" if col == "member" else "right")
     for i, name in enumerate(res.members):
-        table.add_row(name, f"{res.win_rate[i]:.1%}", f"{res.draw_rate[i]:.1%}",
-                      f"{res.loss_rate[i]:.1%}", f"{res.mean_return[i]:+.3f}")
+        row = [name, f"{res.member_means[i]:.3f}", f"±{res.member_ci95[i]:.3f}",
+               f"{np.mean(res.lengths[i]):.1f}"]
+        row += [f"{rates[k][i]:.1%}" for k in ("win_rate", "draw_rate", "loss_rate")] if rates \
+            else []
+        table.add_row(*row)
     table.add_section()
-    table.add_row("mean", f"{np.mean(res.win_rate):.1%}", f"{np.mean(res.draw_rate):.1%}",
-                  f"{np.mean(res.loss_rate):.1%}", f"{np.mean(res.mean_return):+.3f}")
-    if np.any(res.unfinished):
-        table.caption = f"unfinished games per member: {res.unfinished.tolist()}"
-    table.caption = ((table.caption + "; ") if table.caption else "") + (
-        f"compile {res.compile_seconds:.1f} s, play {res.run_seconds:.1f} s")
+    mean, ci = res.overall
+    row = ["mean", f"{mean:.3f}", f"±{ci:.3f}", f"{np.mean(res.lengths):.1f}"]
+    row += [f"{np.mean(rates[k]):.1%}" for k in ("win_rate", "draw_rate", "loss_rate")] if rates \
+        else []
+    table.add_row(*row)
+    unfinished = (~res.finished).sum(axis=1)
+    caption = f"compile {res.compile_seconds:.1f} s, play {res.run_seconds:.1f} s"
+    if np.any(unfinished):
+        caption = f"unfinished episodes per member: {unfinished.tolist()}; " + caption
+    table.caption = caption
     return table

@@ -10,6 +10,7 @@ import click
 
 from rl_cli import compile_cache
 from rl_cli.errors import EXIT_USER_ERROR, UserError
+from rl_cli.evaluate import PGX_OPPONENTS
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -258,30 +259,38 @@ def _env_kwargs(items: tuple[str, ...]) -> dict[str, object]:
 
 @cli.command("eval")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--games", default=1000, show_default=True, type=int,
-              help="Games each member plays.")
-@click.option("--opponent", type=click.Choice(["random", "greedy"]), default="random",
-              show_default=True, help="The built-in opponent (pgx games).")
+@click.option("--episodes", "--games", "episodes", default=100, show_default=True, type=int,
+              help="Episodes (games) each member plays.")
+@click.option("--stochastic", is_flag=True,
+              help="Sample actions as in training instead of acting greedily.")
+@click.option("--opponent", type=click.Choice(PGX_OPPONENTS), default=None,
+              help="The built-in opponent of a pgx game (default random).")
 @click.option("--env", "env_id", default=None,
               help="Play on this environment instead of the run's (same spaces).")
 @click.option("--seed", default=0, show_default=True, type=int,
-              help="Seeds the games (seats, opponent moves); every member plays the same ones.")
-@click.option("--stochastic", is_flag=True,
-              help="Sample actions as in training instead of acting greedily.")
-def eval_(run_dir: Path, games: int, opponent: str, env_id: str | None, seed: int,
-          stochastic: bool) -> None:
-    """Play a run's trained agents against an opponent: win/draw/loss rates per member
-    (also written to RUN_DIR/eval-<opponent>.json)."""
+              help="Seeds the episodes; every member plays the same ones.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
+              help="Where to write the results (default RUN_DIR/eval-<policy>[-<opponent>].json).")
+def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
+          env_id: str | None, seed: int, json_path: Path | None) -> None:
+    """Play a run's trained agents for whole episodes (greedy unless --stochastic): mean return
+    and 95% CI per member and over members; on pgx games also win/draw/loss rates."""
     import json
 
     from rich.console import Console
 
     from rl_cli.evaluate import eval_table, evaluate
 
-    res = evaluate(run_dir, num_games=games, opponent=opponent, seed=seed, env_id=env_id,
-                   stochastic=stochastic)
-    (Path(res.run_dir) / f"eval-{opponent}.json").write_text(json.dumps(res.as_dict(), indent=2))
+    res = evaluate(run_dir, episodes=episodes, seed=seed, env_id=env_id, stochastic=stochastic,
+                   opponent=opponent)
+    mode = "greedy" if res.deterministic else "stochastic"
+    path = json_path or Path(res.run_dir) / (
+        f"eval-{mode}" + (f"-{res.opponent}" if res.opponent else "") + ".json")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(res.as_dict(), indent=2))
+    tmp.replace(path)
     Console().print(eval_table(res))
+    Console().print(f"written to {path}")
 
 
 @cli.command()
