@@ -294,6 +294,23 @@ def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
 
 
 @cli.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="The picture to write (.png, .svg or .pdf).")
+@click.option("--label", "labels", multiple=True,
+              help="A legend label per run, in order (default: algorithm, environment and the "
+                   "settings that differ between the runs).")
+@click.option("--members", is_flag=True, help="Also draw every member's curve faintly.")
+def plot(run_dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], members: bool) -> None:
+    """Overlay the learning curves of `rl run` directories: each run's mean return over its
+    members with a 95% band, against environment steps."""
+    from rl_cli.plots import plot_runs
+
+    path = plot_runs(list(run_dirs), out, list(labels) or None, members)
+    click.echo(f"wrote {path}")
+
+
+@cli.command()
 @click.option("--backend", default=None, help="Only this backend (gymnax, ...).")
 def envs(backend: str | None) -> None:
     """List every environment id with its spaces, grouped by backend."""

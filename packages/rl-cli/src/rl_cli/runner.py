@@ -15,6 +15,7 @@ from rich.console import Console
 
 from rl_cli.errors import UserError
 from rl_cli.overrides import as_jsonable, build_config
+from rl_cli.plots import write_curves
 from rl_cli.reporting import ProgressView, RunLogger, summary_table
 from rl_cli.session import chunk_observer, new_run_dir
 from rl_cli.stats import final_returns, mean_ci95
@@ -247,6 +248,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         if logger is not None and run_dir is not None:
             logger.close()
             save_agents(run_dir / "params.eqx", algo, result.state)
+            write_curves(run_dir)
 
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))

@@ -1,0 +1,170 @@
+"""Learning curves of `rl run` directories (matplotlib, Agg backend: files only, no screen).
+
+A run's `metrics.jsonl` has, per logged chunk, each member's mean return of the episodes that
+ended in it (`null` when none did: a gap in that member's curve, never a zero). `curves.png`
+(written by `rl run`) shows each member faintly and their mean with a 95% confidence band over
+members (Student t over the members with a value in that chunk); `rl plot` overlays several runs'
+means and bands, each labelled by its algorithm, environment and the settings that differ
+between the runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from rl_cli.errors import UserError
+from rl_cli.stats import mean_ci95
+
+
+class Curves(NamedTuple):
+    run_dir: Path
+    config: dict[str, Any]  # config.json
+    steps: np.ndarray  # [T] environment steps per member at the end of each logged chunk
+    returns: np.ndarray  # [T, M], NaN where no episode of that member ended in the chunk
+
+    @property
+    def mean_band(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per chunk: the mean over members and the half-width of its 95% CI (NaN without
+        data)."""
+        rows = [mean_ci95(r) for r in self.returns]
+        return np.array([m for m, _ in rows]), np.array([c for _, c in rows])
+
+
+def load_curves(run_dir: Path) -> Curves:
+    """A run directory's curves, or a UserError saying what is missing."""
+    run_dir = Path(run_dir)
+    for name in ("config.json", "metrics.jsonl"):
+        if not (run_dir / name).is_file():
+            raise UserError(f"'{run_dir}' has no {name}: pass a directory that `rl run` wrote "
+                            "(runs/<algo>-<env>-<time>)")
+    try:
+        config = json.loads((run_dir / "config.json").read_text())
+        rows = [json.loads(line) for line in
+                (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+        steps = np.array([r["env_steps"] for r in rows], dtype=np.float64)
+        returns = np.array([[np.nan if v is None else v for v in r["episode_return"]]
+                            for r in rows], dtype=np.float64).reshape(len(rows), -1)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise UserError(f"'{run_dir}' has unreadable metrics ({type(e).__name__}: {e}); it is "
+                        "not a directory `rl run` wrote") from None
+    if not rows:
+        raise UserError(f"'{run_dir}/metrics.jsonl' is empty: the run logged no chunk yet")
+    return Curves(run_dir, config, steps, returns)
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, out: Path) -> None:
+    """Writes the figure atomically (a temporary file renamed over `out`)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    fig.savefig(tmp, dpi=110, format=out.suffix.lstrip(".") or "png")
+    tmp.replace(out)
+
+
+def draw_run(ax: Any, curves: Curves, label: str | None = None, members: bool = True,
+             color: Any = None) -> None:
+    """Each member faintly (when `members`), then the mean over members with its 95% band."""
+    steps, returns = curves.steps, curves.returns
+    if members:
+        for m in range(returns.shape[1]):
+            ok = np.isfinite(returns[:, m])
+            ax.plot(steps[ok], returns[ok, m], lw=0.8, alpha=0.3, color=color or "tab:blue")
+    mean, band = curves.mean_band
+    ok = np.isfinite(mean)
+    line = ax.plot(steps[ok], mean[ok], lw=2, color=color or "black",
+                   label=label or f"mean of {returns.shape[1]}")[0]
+    if returns.shape[1] > 1:
+        ax.fill_between(steps[ok], (mean - band)[ok], (mean + band)[ok], alpha=0.2,
+                        color=line.get_color(), lw=0)
+
+
+def _decorate(ax: Any, title: str) -> None:
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("environment steps per member")
+    ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
+    ax.set_ylabel("episode return (episodes ending in the chunk)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def title_of(curves: Curves) -> str:
+    config = curves.config
+    title = f"{config.get('algo', '')} on {config.get('env', curves.run_dir.name)}"
+    opponent = (config.get("env_kwargs") or {}).get("opponent")
+    if opponent:
+        title += f" (vs {opponent})"
+    return title + f", {curves.returns.shape[1]} member(s)"
+
+
+def write_curves(run_dir: Path, out: Path | None = None) -> Path:
+    """`curves.png` of one run: members faint, the mean and its 95% band."""
+    curves = load_curves(run_dir)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    draw_run(ax, curves)
+    _decorate(ax, title_of(curves))
+    fig.tight_layout()
+    out = out or Path(run_dir) / "curves.png"
+    _save(fig, out)
+    plt.close(fig)
+    return out
+
+
+def labels_for(runs: list[Curves]) -> list[str]:
+    """`algo env` plus the preset, config fields and hyperparameters that differ between the
+    runs (so PPO vs DPO reads 'ppo ...' / 'dpo ...', and an lr sweep shows each lr)."""
+
+    def settings(c: Curves) -> dict[str, Any]:
+        cfg = c.config
+        flat = {"preset": cfg.get("preset")}
+        flat |= {k: v for k, v in (cfg.get("config") or {}).items()}
+        flat |= {k: v for k, v in (cfg.get("hparams") or {}).items()}
+        return flat
+
+    all_settings = [settings(c) for c in runs]
+    keys = sorted({k for s in all_settings for k in s})
+    differ = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True)
+                                       for s in all_settings}) > 1]
+    labels = []
+    for c, s in zip(runs, all_settings, strict=True):
+        parts = [str(c.config.get("algo", "")), str(c.config.get("env", c.run_dir.name))]
+        parts += [f"{k}={s.get(k)}" for k in differ if k not in ("total_timesteps",)]
+        labels.append(" ".join(parts))
+    if len(set(labels)) < len(labels):  # identical settings: tell them apart by directory
+        labels = [f"{label} ({c.run_dir.name})" for label, c in zip(labels, runs, strict=True)]
+    return labels
+
+
+def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
+              members: bool = False) -> Path:
+    """Several runs on one axes: each run's mean over members with its 95% band (and its members
+    faintly with `members`), labelled by `labels` or by `labels_for`."""
+    runs = [load_curves(d) for d in run_dirs]
+    if labels is not None and len(labels) != len(runs):
+        raise UserError(f"--label was given {len(labels)} times for {len(runs)} runs; give one "
+                        "per run or none")
+    if out.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise UserError(f"--out {out}: the picture's name must end in .png, .svg or .pdf")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
+        draw_run(ax, curves, label, members, colors[i % len(colors)])
+    envs = sorted({str(c.config.get("env")) for c in runs})
+    _decorate(ax, ", ".join(envs) + ": mean over members, 95% band")
+    fig.tight_layout()
+    _save(fig, out)
+    plt.close(fig)
+    return out

@@ -1,0 +1,73 @@
+"""Learning-curve pictures: `rl run` leaves curves.png; `rl plot` overlays runs with labels from
+what differs between them; bad input is one line and writes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rl_cli.main import main
+from rl_cli.plots import labels_for, load_curves
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+        raise SystemExit(0)
+    out = capsys.readouterr()
+    return exc.value.code or 0, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> list[Path]:
+    logdir = tmp_path_factory.mktemp("runs")
+    for algo in ("ppo", "dpo"):
+        main(["--no-compile-cache", "run", "--algo", algo, "--env", "gymnax/CartPole-v1",
+              "--num-seeds", "3", "--total-timesteps", "20480", "--logdir", str(logdir),
+              "--run-name", algo, "--no-progress"])
+    return [logdir / "ppo", logdir / "dpo"]
+
+
+def test_rl_run_writes_curves_png(two_runs) -> None:
+    for run in two_runs:
+        assert (run / "curves.png").read_bytes()[:8] == PNG
+        curves = load_curves(run)
+        assert curves.returns.shape[1] == 3 and len(curves.steps) == curves.returns.shape[0]
+        mean, band = curves.mean_band
+        rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+        np.testing.assert_allclose(mean[-1], rows[-1]["episode_return_mean"], rtol=1e-6)
+        assert np.all(band[np.isfinite(band)] >= 0)
+
+
+def test_rl_plot_overlays_runs(two_runs, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "ppo-vs-dpo.png"
+    code, text, err = run_cli(["plot", *map(str, two_runs), "--out", str(out)], capsys)
+    assert code == 0, err
+    assert out.read_bytes()[:8] == PNG and str(out) in text
+    labels = labels_for([load_curves(r) for r in two_runs])
+    assert labels[0].startswith("ppo gymnax/CartPole-v1") and labels[1].startswith("dpo")
+    assert "alpha" in labels[1]  # DPO's own hyperparameters differ from PPO's (absent there)
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["missing-dir"], "has no config.json"),
+    (["RUN", "--label", "a", "--label", "b"], "--label was given 2 times for 1 runs"),
+    (["RUN", "--out-suffix", ".gif"], "must end in .png, .svg or .pdf"),
+])
+def test_rl_plot_bad_input_is_one_line(argv, hint, two_runs, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "pic.png"
+    if "--out-suffix" in argv:
+        out = out.with_suffix(argv[-1])
+        argv = argv[:-2]
+    argv = [str(two_runs[0]) if a == "RUN" else str(tmp_path / a) if a == "missing-dir" else a
+            for a in argv]
+    code, _, err = run_cli(["plot", *argv, "--out", str(out)], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rl: error:") and hint in lines[0], err
+    assert not list(tmp_path.iterdir())
