@@ -193,6 +193,37 @@ def _shape(space: Any) -> Any:
         space, is_leaf=lambda s: hasattr(s, "shape"))]
 
 
+def load_for_play(run_dir: str | Path, env_id: str | None,
+                  opponent: str | None) -> tuple[LoadedRun, str | None]:
+    """The run's agents on the environment they will play (`load_agent`), and the opponent: on
+    a pgx game `opponent` ('random' by default) replaces the training opponent's settings (a
+    mixed opponent's greedy share, a move limit), so whole games are played against it; for any
+    other environment an opponent is a UserError."""
+    record = read_record(Path(run_dir))
+    target = env_id or record["env"]
+    kwargs = None  # the run's own environment arguments
+    if target.startswith("pgx/"):
+        opponent = opponent or "random"
+        kwargs = {k: v for k, v in (record.get("env_kwargs") or {}).items()
+                  if k not in ("opponent", "greedy_prob", "max_moves")} | {"opponent": opponent}
+    elif opponent is not None:
+        raise UserError(f"--opponent is for two-player pgx games; {target} has no opponent "
+                        "(drop --opponent)")
+    run = load_agent(run_dir, env_id, kwargs)
+    if opponent is not None and getattr(run.env, "num_players", 1) < 2:
+        raise UserError(f"{target} is a single-player game: there is no opponent to play")
+    return run, opponent
+
+
+def acting_env(env: Any, n: int) -> Any:
+    """`n` copies of `env` stepped together (no auto-reset), Box actions clipped into the bounds
+    as in training (`ClipAction`)."""
+    from rl_core import Box, ClipAction, VectorEnv
+
+    venv: Any = VectorEnv(env, n)
+    return ClipAction(venv) if isinstance(env.action_space, Box) else venv
+
+
 def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
              env_id: str | None = None, stochastic: bool = False,
              opponent: str | None = None) -> EvalResult:
@@ -203,21 +234,7 @@ def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
 
     if episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {episodes}")
-    record = read_record(Path(run_dir))
-    target = env_id or record["env"]
-    kwargs = None  # the run's own environment arguments
-    if target.startswith("pgx/"):
-        # The training opponent's settings (a mixed opponent's greedy share, a move limit) give
-        # way to the evaluation opponent, which plays whole games.
-        opponent = opponent or "random"
-        kwargs = {k: v for k, v in (record.get("env_kwargs") or {}).items()
-                  if k not in ("opponent", "greedy_prob", "max_moves")} | {"opponent": opponent}
-    elif opponent is not None:
-        raise UserError(f"--opponent is for two-player pgx games; {target} has no opponent "
-                        "(drop --opponent)")
-    run = load_agent(run_dir, env_id, kwargs)
-    if opponent is not None and getattr(run.env, "num_players", 1) < 2:
-        raise UserError(f"{target} is a single-player game: there is no opponent to play")
+    run, opponent = load_for_play(run_dir, env_id, opponent)
     play = jax.jit(jax.vmap(play_fn(run.env, run.policy, episodes, not stochastic),
                             in_axes=(0, None)))
     key = jax.random.PRNGKey(seed)
@@ -243,11 +260,7 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
     import jax
     import jax.numpy as jnp
 
-    from rl_core import Box, ClipAction, VectorEnv
-
-    venv: Any = VectorEnv(env, episodes)
-    if isinstance(env.action_space, Box):
-        venv = ClipAction(venv)
+    venv = acting_env(env, episodes)
 
     def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         k_reset, key = jax.random.split(key)

@@ -293,6 +293,33 @@ def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
     Console().print(f"written to {path}")
 
 
+@cli.command("render")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+              help="The file to write (default RUN_DIR/render-<member> with the renderer's "
+                   "suffix: .gif for gymnax and jumanji, .html for brax, .svg for pgx, .png for "
+                   "GridWorld).")
+@click.option("--member", default=0, show_default=True, type=int,
+              help="Which member of the run plays (0 = the first seed).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seeds the episode.")
+@click.option("--stochastic", is_flag=True,
+              help="Sample actions as in training instead of acting greedily.")
+@click.option("--max-steps", default=1000, show_default=True, type=int,
+              help="Stop drawing after this many steps.")
+@click.option("--opponent", type=click.Choice(PGX_OPPONENTS), default=None,
+              help="The built-in opponent of a pgx game (default random).")
+def render_(run_dir: Path, out: Path | None, member: int, seed: int, stochastic: bool,
+            max_steps: int, opponent: str | None) -> None:
+    """Watch a trained agent: one episode of a member, drawn by the environment library's own
+    renderer."""
+    from rl_cli.render import render
+
+    res = render(run_dir, out, member, seed, stochastic, max_steps, opponent=opponent)
+    ended = "ended" if res.finished else f"still running after {res.length} steps"
+    click.echo(f"wrote {res.path}: {res.member}, return {res.episode_return:.2f} over "
+               f"{res.length} steps (episode {ended}), {res.seconds:.1f} s")
+
+
 @cli.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,

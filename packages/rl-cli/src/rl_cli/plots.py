@@ -140,7 +140,8 @@ def labels_for(runs: list[Curves]) -> list[str]:
     labels = []
     for c, s in zip(runs, all_settings, strict=True):
         parts = [str(c.config.get("algo", "")), str(c.config.get("env", c.run_dir.name))]
-        parts += [f"{k}={s.get(k)}" for k in differ if k not in ("total_timesteps",)]
+        parts += [f"{k}={s[k]}" for k in differ  # a setting this run does not have: nothing
+                  if s.get(k) is not None and k != "total_timesteps"]
         labels.append(" ".join(parts))
     if len(set(labels)) < len(labels):  # identical settings: tell them apart by directory
         labels = [f"{label} ({c.run_dir.name})" for label, c in zip(labels, runs, strict=True)]

@@ -39,7 +39,8 @@ import contextlib
 import inspect
 import io
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
@@ -190,6 +191,16 @@ class BraxEnv:
 
     def _fix_dtypes(self, state: Any) -> Any:
         return jax.tree.map(lambda x, d: jax.lax.convert_element_type(x, d), state, self._dtypes)
+
+    render_suffix = ".html"
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """brax's own HTML viewer of one episode (`brax.io.html.render`); the page loads the
+        viewer's script from brax's CDN when opened."""
+        from brax.io import html
+
+        pipeline = [s.env_state.pipeline_state for s in states]
+        Path(path).write_text(html.render(self._env.sys, pipeline))
 
     def reset(self, key: jax.Array) -> tuple[BraxState, TimeStep]:
         state = self._fix_dtypes(self._env.reset(_raw_key(key)))

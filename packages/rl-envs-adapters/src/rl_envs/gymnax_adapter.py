@@ -14,6 +14,7 @@ Observations are cast to float32 (MinAtar gives bool planes), rewards to float32
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -130,8 +131,41 @@ class GymnaxEnv:
             info={},
         )
 
+    # -- watching (`rl render`) ------------------------------------------------------------------
+
+    render_suffix = ".gif"
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """An animated GIF of one episode's states with gymnax's own `Visualizer` (classic
+        control through gymnasium's renderer, which needs pygame: the `render` extra)."""
+        if self.name not in _RENDERABLE:
+            raise EnvError(f"gymnax has no renderer for {self.name}; it draws "
+                           f"{', '.join(sorted(_RENDERABLE))}")
+        import os
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        # pygame (gymnasium's renderer) draws off-screen here: no window, no sound, no banner.
+        for var, value in (("SDL_VIDEODRIVER", "dummy"), ("SDL_AUDIODRIVER", "dummy"),
+                           ("PYGAME_HIDE_SUPPORT_PROMPT", "1")):
+            os.environ.setdefault(var, value)
+        try:
+            from gymnax.visualize import Visualizer
+        except ImportError as e:
+            raise EnvError(f"rendering gymnax/{self.name} needs {e.name}: install "
+                           "`jaxrlkit-envs[render]`") from None
+        Visualizer(self._env, self.params, list(states)).animate(str(path))
+
     def __repr__(self) -> str:
         return f"GymnaxEnv({self.name!r})"
+
+
+# What gymnax's Visualizer draws.
+_RENDERABLE = frozenset({"Acrobot-v1", "CartPole-v1", "Pendulum-v1", "MountainCar-v0",
+                         "MountainCarContinuous-v0", "Catch-bsuite", "Asterix-MinAtar",
+                         "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar",
+                         "Pong-misc", "PointRobot-misc", "MetaMaze-misc", "FourRooms-misc"})
 
 
 def _strong(state: Any) -> Any:

@@ -55,6 +55,7 @@ The numbers of values come from the spec once, with numpy, at construction (neve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -197,6 +198,21 @@ class JumanjiEnv:
         return action
 
     # -- the port ------------------------------------------------------------------------------
+
+    render_suffix = ".gif"
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """An animated GIF of one episode with the environment's own `animate` (matplotlib)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        if not hasattr(self._env, "animate"):
+            raise EnvError(f"jumanji's {type(self._env).__name__} has no animate(); it cannot "
+                           "be rendered")
+        import matplotlib.pyplot as plt
+
+        self._env.animate(list(states), interval=150, save_path=str(path))
+        plt.close("all")
 
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         state, ts = self._env.reset(key)

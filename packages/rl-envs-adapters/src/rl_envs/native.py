@@ -16,6 +16,7 @@ it the episode is *truncated*.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -82,6 +83,35 @@ class GridWorld:
         truncated = jnp.logical_and(time >= self.max_steps, jnp.logical_not(terminated))
         return GridWorldState(cell, time), TimeStep(
             cell, jnp.full((), -1.0, jnp.float32), terminated, truncated, {})
+
+    render_suffix = ".png"
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """A picture of the grid with the episode's path from its start (circle) to where it
+        ended, the goal marked (matplotlib)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        cells = np.array([int(s.cell) for s in states])
+        rows, cols = np.divmod(cells, self.cols)
+        fig, ax = plt.subplots(figsize=(0.6 * self.cols + 1, 0.6 * self.rows + 1))
+        ax.set_xticks(np.arange(-0.5, self.cols), minor=True)
+        ax.set_yticks(np.arange(-0.5, self.rows), minor=True)
+        ax.grid(which="minor", color="grey", lw=0.5)
+        ax.tick_params(which="both", length=0, labelbottom=False, labelleft=False)
+        ax.set_xlim(-0.5, self.cols - 0.5)
+        ax.set_ylim(self.rows - 0.5, -0.5)
+        goal_r, goal_c = divmod(self.goal, self.cols)
+        ax.add_patch(plt.Rectangle((goal_c - 0.5, goal_r - 0.5), 1, 1, color="tab:green",
+                                   alpha=0.4))
+        ax.plot(cols, rows, "-", color="tab:blue", lw=2)
+        ax.plot(cols[0], rows[0], "o", color="tab:blue", ms=10)
+        ax.set_title(f"GridWorld {self.rows}x{self.cols}: {len(cells) - 1} steps", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100, format="png")
+        plt.close(fig)
 
     def __repr__(self) -> str:
         return f"GridWorld(rows={self.rows}, cols={self.cols}, max_steps={self.max_steps})"

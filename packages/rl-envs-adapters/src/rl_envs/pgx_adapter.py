@@ -42,7 +42,7 @@ Games left out, with the reason (pgx 2.6.0):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -268,6 +268,15 @@ class PgxEnv:
         greedy = jax.random.uniform(k_opp) < self.greedy_prob
         state = PgxState(game, agent, greedy, jnp.zeros((), jnp.int32))
         return self._play_opponents(state, k_play)[0]
+
+    render_suffix = ".svg"
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """An animated SVG of one game (the agent's and the opponent's moves) with pgx's own
+        `save_svg_animation`."""
+        import pgx
+
+        pgx.save_svg_animation([s.game for s in states], str(path), frame_duration_seconds=0.6)
 
     def reset(self, key: jax.Array) -> tuple[PgxState, TimeStep]:
         state = self._new_game(key)
