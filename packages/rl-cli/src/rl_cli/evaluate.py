@@ -230,27 +230,42 @@ def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
     """Every member of the run plays `episodes` episodes on `env_id` (default: the run's
     environment; another id must have the same spaces), greedily unless `stochastic`. On a pgx
     game, `opponent` ('random' by default, or 'greedy') is the player it faces."""
-    import jax
 
     if episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {episodes}")
     run, opponent = load_for_play(run_dir, env_id, opponent)
-    play = jax.jit(jax.vmap(play_fn(run.env, run.policy, episodes, not stochastic),
-                            in_axes=(0, None)))
-    key = jax.random.PRNGKey(seed)
-    t0 = time.perf_counter()
-    compiled = play.lower(run.agents, key).compile()
-    compile_seconds = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    returns, lengths, done = jax.block_until_ready(compiled(run.agents, key))
-    run_seconds = time.perf_counter() - t0
-    done = np.asarray(done)
+    played = play_episodes(run.env, run.policy, run.agents, episodes, seed, not stochastic)
     return EvalResult(
         run_dir=str(run.run_dir), algo=run.algo, env_id=run.env_id, opponent=opponent,
         deterministic=not stochastic, episodes=episodes, members=run.members,
-        returns=np.where(done, np.asarray(returns, np.float64), np.nan),
-        lengths=np.asarray(lengths), compile_seconds=compile_seconds, run_seconds=run_seconds,
+        returns=played.returns, lengths=played.lengths,
+        compile_seconds=played.compile_seconds, run_seconds=played.run_seconds,
     )
+
+
+class Played(NamedTuple):
+    returns: np.ndarray  # float [M, N], NaN for an episode unfinished after MAX_STEPS
+    lengths: np.ndarray  # int [M, N]
+    compile_seconds: float
+    run_seconds: float
+
+
+def play_episodes(env: Any, policy: Any, agents: Any, episodes: int, seed: int = 0,
+                  deterministic: bool = True) -> Played:
+    """`episodes` whole episodes of `env` for every member of `agents` (leading `[M]` axis), in
+    one compiled program (members vmapped; all play the same environment randomness)."""
+    import jax
+
+    play = jax.jit(jax.vmap(play_fn(env, policy, episodes, deterministic), in_axes=(0, None)))
+    key = jax.random.PRNGKey(seed)
+    t0 = time.perf_counter()
+    compiled = play.lower(agents, key).compile()
+    compile_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    returns, lengths, done = jax.block_until_ready(compiled(agents, key))
+    run_seconds = time.perf_counter() - t0
+    return Played(np.where(np.asarray(done), np.asarray(returns, np.float64), np.nan),
+                  np.asarray(lengths), compile_seconds, run_seconds)
 
 
 def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
