@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, lpo, ppo, pqn, qlearning, td3, vpg
+from rl_algos import dpo, lpo, ppo, pqn, qlearning, sac, td3, vpg
 from rl_algos.common.config import ConfigError
 from rl_algos.common.policy import actor_critic_policy
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete, Policy
@@ -154,6 +154,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
     "td3": AlgoSpec(
         "td3", "Twin Delayed DDPG (twin critics, target smoothing, delayed actor, replay buffer)",
         td3.TD3Config, td3.TD3HParams, td3.make_algorithm, td3.make_policy, (Box,), td3.PRESETS,
+        action_masks=False,
+    ),
+    "sac": AlgoSpec(
+        "sac", "Soft Actor-Critic (squashed Gaussian, twin critics, learned temperature, replay)",
+        sac.SACConfig, sac.SACHParams, sac.make_algorithm, sac.make_policy, (Box,), sac.PRESETS,
         action_masks=False,
     ),
 }

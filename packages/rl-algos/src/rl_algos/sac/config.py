@@ -1,0 +1,102 @@
+"""SAC configuration: static structure, traced hyperparameters, and presets per env family.
+
+The plain defaults are the papers' (Haarnoja et al., 2018, Table 1; the automatic temperature of
+Haarnoja et al., 2018b): two hidden layers of 256 ReLU units, Adam at 3e-4 for actor, critics and
+temperature, batch 256, tau 0.005, gamma 0.99, one gradient step per environment step, target
+entropy -|A|.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rl_algos.common.config import (
+    HParamsBase,
+    RolloutConfig,
+    check_ranges,
+    hparams,
+    require,
+    require_positive,
+)
+from rl_algos.common.networks import check_network
+
+
+@dataclass(frozen=True)
+class SACConfig(RolloutConfig):
+    """Static fields. One update collects `num_steps` steps of `num_envs` environments into the
+    replay buffer, then takes `gradient_steps` steps, each on its own minibatch of `batch_size`:
+    critics, actor and temperature, then the Polyak update of the target critics. The
+    update-to-data ratio is `gradient_steps / (num_envs * num_steps)`."""
+
+    total_timesteps: int = 1_000_000
+    num_envs: int = 1
+    num_steps: int = 1
+    gradient_steps: int = 1
+    batch_size: int = 256
+    buffer_size: int = 1_000_000
+    learning_starts: int = 5_000  # environment steps of uniformly random actions, no learning
+    hidden_sizes: tuple[int, ...] = (256, 256)
+    activation: str = "relu"
+
+    @property
+    def update_to_data(self) -> float:
+        return self.gradient_steps / self.steps_per_update
+
+    def validate(self) -> None:
+        super().validate()
+        require_positive(self, "gradient_steps", "batch_size", "buffer_size")
+        require(self.learning_starts >= 0,
+                f"learning_starts must be >= 0, got {self.learning_starts}")
+        require(
+            self.buffer_size >= max(self.steps_per_update, self.gradient_steps * self.batch_size),
+            f"buffer_size={self.buffer_size} must hold one update's transitions "
+            f"({self.steps_per_update}) and its gradient_steps*batch_size="
+            f"{self.gradient_steps * self.batch_size} samples; raise buffer_size",
+        )
+        require(len(self.hidden_sizes) >= 1,
+                f"hidden_sizes must be one or more positive sizes, got {self.hidden_sizes}")
+        check_network(self.hidden_sizes, self.activation)
+
+
+@hparams
+class SACHParams(HParamsBase):
+    """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
+
+    actor_lr: float = 3e-4
+    critic_lr: float = 3e-4
+    alpha_lr: float = 3e-4
+    gamma: float = 0.99
+    tau: float = 0.005  # Polyak step of the target critics
+    init_alpha: float = 1.0  # the temperature before learning
+    target_entropy_per_dim: float = -1.0  # target entropy = this x action dimensions
+
+    def validate(self) -> None:
+        check_ranges(self, positive=("actor_lr", "critic_lr", "alpha_lr", "init_alpha"),
+                     unit=("gamma",))
+        require(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}")
+
+
+# Defaults per environment family: (static overrides, hparam overrides); Box actions only, so
+# keyed by family directly (see AlgoSpec.default_preset).
+PRESETS: dict[str, tuple[dict, dict]] = {
+    # Pendulum & co.: one gradient step per environment step from the start of learning, 1000
+    # random steps first, two layers of 64 (as TD3's CPU preset): SAC is known to solve
+    # Pendulum within 2e4 steps.
+    "classic_control": (
+        dict(total_timesteps=20_000, num_envs=1, num_steps=1, gradient_steps=1, batch_size=256,
+             buffer_size=20_000, learning_starts=1_000, hidden_sizes=(64, 64)),
+        {},
+    ),
+    # brax ids: TD3's brax setting (4 environments, one gradient step per environment step,
+    # 256-256 networks, 5k random steps).
+    "brax": (
+        dict(total_timesteps=1_000_000, num_envs=4, num_steps=1, gradient_steps=4,
+             batch_size=256, buffer_size=1_000_000, learning_starts=5_000),
+        {},
+    ),
+    "continuous_control": (
+        dict(total_timesteps=1_000_000, num_envs=16, num_steps=1, gradient_steps=8,
+             batch_size=256, buffer_size=1_000_000, learning_starts=10_000),
+        {},
+    ),
+}

@@ -1,0 +1,29 @@
+"""SAC's actor: `observations [B, D] -> (mean [B, A], log_std [B, A])` of the pre-squash Gaussian,
+on TD3's batch-first `DenseStack` (the CPU's fast matmul path); the critics are TD3's
+`TwinCritic`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from rl_algos.sac.losses import bounded_log_std
+from rl_algos.td3.networks import DenseStack
+
+
+class GaussianActor(eqx.Module):
+    net: DenseStack
+    d_action: int = eqx.field(static=True)
+
+    def __init__(self, key: jax.Array, d_obs: int, d_action: int, hidden: Sequence[int],
+                 activation: str):
+        self.net = DenseStack(key, d_obs, hidden, 2 * d_action, activation)
+        self.d_action = d_action
+
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        out = self.net(obs)
+        mean, raw = jnp.split(out, 2, axis=-1)
+        return mean, bounded_log_std(raw)

@@ -1,0 +1,249 @@
+"""SAC's training program: `make_algorithm(env, config)` gives the `Algorithm` (init + one update).
+
+One update: `num_steps` steps of `num_envs` environments (uniformly random actions for the first
+`learning_starts` environment steps, then samples of the squashed Gaussian policy), stored in the
+on-device replay buffer shared with TD3; then `gradient_steps` steps, each on a fresh minibatch:
+the twin critics towards the soft clipped double-Q target, the actor, the temperature, and the
+Polyak update of the target critics. Nothing is learnt before `learning_starts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.policy import agent_fn, flat_size, model_structure
+from rl_algos.common.replay import ReplayBuffer
+from rl_algos.sac.config import SACConfig
+from rl_algos.sac.losses import (
+    sac_actor_loss,
+    sample_squashed,
+    soft_q_target,
+    temperature_loss,
+)
+from rl_algos.sac.networks import GaussianActor
+from rl_algos.td3.losses import critic_loss
+from rl_algos.td3.networks import TwinCritic
+from rl_algos.td3.train import check_action_space, polyak
+from rl_core import (
+    Agent,
+    Algorithm,
+    Box,
+    Policy,
+    RunnerState,
+    TrainResult,
+    TrainState,
+    flatten_observation,
+    rollout,
+)
+from rl_core import make_train as _make_train
+
+
+class SACParams(NamedTuple):
+    """The learnt parts: actor, twin critics, and the log-temperature (float32 `[]`)."""
+
+    actor: Any
+    critic: Any
+    log_alpha: jax.Array
+
+
+class SACExtras(NamedTuple):
+    """SAC's own carry: the target critics and the replay buffer's state."""
+
+    target_critic: Any
+    buffer: Any
+
+
+def networks(env: Any, config: SACConfig) -> tuple[Callable[[jax.Array], GaussianActor],
+                                                   Callable[[jax.Array], TwinCritic]]:
+    """`key -> GaussianActor` and `key -> TwinCritic` over the flattened observation of `env`."""
+    space = check_action_space(env.action_space)
+    if not isinstance(env.observation_space, Box):
+        from rl_algos.common.config import ConfigError
+
+        raise ConfigError(f"sac learns from Box observations, got "
+                          f"{type(env.observation_space).__name__}.")
+    d_obs, d_act, hidden = flat_size(env.observation_space), space.shape[0], config.hidden_sizes
+    return (partial(GaussianActor, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
+                    activation=config.activation),
+            partial(TwinCritic, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
+                    activation=config.activation))
+
+
+def make_policy(env: Any, config: SACConfig) -> Policy:
+    """SAC's acting: `tanh(mean)` rescaled to the Box bounds (greedy), or `tanh(mean + std z)`
+    (sampling, `z [N, A]` a standard normal draw); with `explore` True (the warm-up) the action
+    is uniform instead, `erf(z / sqrt 2) ~ U(-1, 1)` from the same draw. Extras: the action in
+    [-1, 1] (`unit_action`), which the replay buffer stores."""
+    space = check_action_space(env.action_space)
+    make_actor, make_critic = networks(env, config)
+    actor_like, actor_static = model_structure(make_actor)
+    critic_like = model_structure(make_critic)[0]
+    loc = jnp.asarray((space.high + space.low) / 2, jnp.float32)
+    half_range = jnp.asarray((space.high - space.low) / 2, jnp.float32)
+    d_act = space.shape[0]
+
+    def act(agent: Agent, obs: Any, noise: jax.Array, deterministic: bool,
+            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
+        mean, log_std = eqx.combine(agent.params.actor, actor_static)(
+            flatten_observation(obs, 1))
+        if deterministic:
+            unit = jnp.tanh(mean)
+        else:
+            unit = jnp.tanh(mean + jnp.exp(log_std) * noise)
+            if explore is not None:
+                uniform = jax.lax.erf(noise / np.sqrt(2.0)).astype(jnp.float32)
+                unit = jnp.where(explore, uniform, unit)
+        return loc + half_range * unit, {"unit_action": unit}
+
+    def noise(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        return jax.random.normal(key, (*shape, d_act))
+
+    scalar: Any = jax.ShapeDtypeStruct((), jnp.float32)  # the log-temperature's structure
+    like = Agent(SACParams(actor_like, critic_like, scalar))
+    return Policy(like, act, noise)
+
+
+def optimizers(hp: Any) -> tuple[Any, Any, Any]:
+    """Adam for the actor, the critics and the log-temperature."""
+    return (optax.flatten(optax.adam(hp.actor_lr)), optax.flatten(optax.adam(hp.critic_lr)),
+            optax.adam(hp.alpha_lr))
+
+
+def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
+    """SAC on `env` (one unbatched environment implementing the port, bounded Box actions)."""
+    config.validate()
+    make_actor, make_critic = networks(env, config)
+    policy = make_policy(env, config)
+    venv = make_vector_env(env, config.num_envs)
+    d_act = env.action_space.shape[0]
+    actor_static = model_structure(make_actor)[1]
+    critic_static = model_structure(make_critic)[1]
+    g, b = config.gradient_steps, config.batch_size
+    buffer = ReplayBuffer(config.buffer_size, g * b)  # every minibatch of an update in one draw
+    steps_per_update = config.steps_per_update
+
+    def actor_fn(params: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return eqx.combine(params, actor_static)(obs)
+
+    def critic_fn(params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:  # [B, 2]
+        return eqx.combine(params, critic_static)(obs, action)
+
+    def init(key: jax.Array, hp: Any) -> RunnerState:
+        k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
+        params = SACParams(eqx.filter(make_actor(k_actor), eqx.is_array),
+                           eqx.filter(make_critic(k_critic), eqx.is_array),
+                           jnp.log(jnp.asarray(hp.init_alpha, jnp.float32)))
+        txs = optimizers(hp)
+        opt_state = tuple(tx.init(p) for tx, p in zip(txs, params, strict=True))
+        env_state, ts = venv.reset(k_env)
+        obs = jnp.zeros((flat_size(env.observation_space),), jnp.float32)
+        item = {"obs": obs, "action": jnp.zeros((d_act,), jnp.float32),
+                "reward": jnp.zeros((), jnp.float32), "terminated": jnp.zeros((), jnp.bool_),
+                "next_obs": obs}
+        extras = SACExtras(params.critic, buffer.init(item))
+        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
+                           ts, k_run, extras)
+
+    def act(params: SACParams, exploring: jax.Array, ts: Any, z: jax.Array):
+        return policy.act(Agent(params), ts.observation, z, False, None, exploring)
+
+    def gradient_step(hp: Any, carry: Any, inputs: Any):
+        params, opt_state, target_critic = carry
+        mb, z_next, z_pi = inputs
+        actor_tx, critic_tx, alpha_tx = optimizers(hp)
+        actor_opt, critic_opt, alpha_opt = opt_state
+        alpha = jnp.exp(params.log_alpha)
+
+        mean, log_std = actor_fn(params.actor, mb["next_obs"])
+        next_action, next_log_prob = sample_squashed(mean, log_std, z_next)
+        y = soft_q_target(mb["reward"], mb["terminated"],
+                          critic_fn(target_critic, mb["next_obs"], next_action), next_log_prob,
+                          alpha, hp.gamma)
+        (_, c_metrics), grads = jax.value_and_grad(
+            lambda c: critic_loss(critic_fn(c, mb["obs"], mb["action"]), y), has_aux=True
+        )(params.critic)
+        updates, critic_opt = critic_tx.update(grads, critic_opt, params.critic)
+        critic = optax.apply_updates(params.critic, updates)
+
+        def actor_objective(a):
+            mean, log_std = actor_fn(a, mb["obs"])
+            action, log_prob = sample_squashed(mean, log_std, z_pi)
+            loss, metrics = sac_actor_loss(critic_fn(critic, mb["obs"], action), log_prob, alpha)
+            return loss, (metrics, log_prob)
+
+        (_, (a_metrics, log_prob)), grads = jax.value_and_grad(
+            actor_objective, has_aux=True)(params.actor)
+        updates, actor_opt = actor_tx.update(grads, actor_opt, params.actor)
+        actor = optax.apply_updates(params.actor, updates)
+
+        target_entropy = hp.target_entropy_per_dim * d_act
+        (_, t_metrics), grad = jax.value_and_grad(temperature_loss, has_aux=True)(
+            params.log_alpha, log_prob, target_entropy)
+        updates, alpha_opt = alpha_tx.update(grad, alpha_opt, params.log_alpha)
+        log_alpha = optax.apply_updates(params.log_alpha, updates)
+
+        params = SACParams(actor, critic, log_alpha)
+        target_critic = polyak(target_critic, critic, hp.tau)
+        metrics = {**c_metrics, **a_metrics, **t_metrics}
+        return (params, (actor_opt, critic_opt, alpha_opt), target_critic), metrics
+
+    def learn(hp: Any, params: Any, opt_state: Any, target_critic: Any, batches: Any,
+              z_next: jax.Array, z_pi: jax.Array):
+        (params, opt_state, target_critic), metrics = jax.lax.scan(
+            partial(gradient_step, hp), (params, opt_state, target_critic),
+            (batches, z_next, z_pi))
+        return params, opt_state, target_critic, jax.tree.map(jnp.mean, metrics)
+
+    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
+        ts_, extras = carry.train_state, carry.extras
+        learning = ts_.step * steps_per_update >= config.learning_starts
+        key, k_roll, k_sample, k_noise = jax.random.split(carry.key, 4)
+        # Every standard normal of the update in one draw: the acting noise of each step, then
+        # the target's and the actor's reparameterisation noise of each gradient step.
+        n_explore = config.num_steps * config.num_envs * d_act
+        z = jax.random.normal(k_noise, (n_explore + 2 * g * b * d_act,))
+        (env_state, timestep, _), traj = rollout(
+            venv, partial(act, ts_.params, jnp.logical_not(learning)), carry.env_state,
+            carry.timestep, k_roll, config.num_steps,
+            policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
+        f32 = jnp.float32
+        items = {"obs": traj.observation.astype(f32), "action": traj.extras["unit_action"],
+                 "reward": traj.reward.astype(f32), "terminated": traj.terminated,
+                 "next_obs": traj.next_observation.astype(f32)}
+        items = jax.tree.map(lambda x: x.reshape(steps_per_update, *x.shape[2:]), items)
+        buf = buffer.add(extras.buffer, items)
+        batches = jax.tree.map(lambda x: x.reshape(g, b, *x.shape[1:]),
+                               buffer.sample(buf, k_sample))
+        z_learn = z[n_explore:].reshape(2, g, b, d_act)
+        operands = (ts_.params, ts_.opt_state, extras.target_critic, batches, z_learn[0],
+                    z_learn[1])
+        learnt = partial(learn, hp)
+
+        def skip(params, opt_state, target_critic, batches, z_next, z_pi):
+            zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
+                                 jax.eval_shape(learnt, *operands)[3])
+            return params, opt_state, target_critic, zeros
+
+        params, opt_state, target_critic, metrics = jax.lax.cond(learning, learnt, skip,
+                                                                 *operands)
+        metrics = {**metrics, "learning": learning.astype(jnp.float32),
+                   **episode_metrics(traj.info, traj.terminated, traj.truncated)}
+        new_ts = TrainState(params, opt_state, ts_.step + 1)
+        return RunnerState(new_ts, env_state, timestep, key,
+                           SACExtras(target_critic, buf)), metrics
+
+    return Algorithm(init, update, config.num_updates, steps_per_update, agent_fn(venv), policy)
+
+
+def make_train(env: Any, config: SACConfig) -> Callable[[jax.Array, Any], TrainResult]:
+    """`train(key, hparams) -> TrainResult`, pure: `jax.jit(jax.vmap(train))` trains many seeds."""
+    return _make_train(make_algorithm(env, config))
