@@ -105,10 +105,10 @@ def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None
 
     import jax
 
-    from rl_cli.evaluate import load_run
+    from rl_cli.evaluate import load_agent
 
     # The saved agents have the single-device layout [members, ...], not [members, D, ...].
-    agents = load_run(run).agents
+    agents = load_agent(run).agents
     leaves = jax.tree.leaves(agents)
     assert leaves and all(x.shape[0] == 2 and np.all(np.isfinite(x)) for x in leaves)
 

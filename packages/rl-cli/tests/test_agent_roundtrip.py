@@ -12,7 +12,7 @@ import numpy as np
 
 import rl_envs
 from rl_algos.common import hparams_as_arrays
-from rl_cli.evaluate import load_run
+from rl_cli.evaluate import load_agent
 from rl_cli.overrides import as_jsonable
 from rl_cli.runner import RunRequest, prepare, save_agents
 from rl_core import Agent, compile_members, flatten_observation, normalize_observation, run_members
@@ -34,7 +34,7 @@ def test_normalised_agent_saved_loaded_acts_identically(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(
         {"algo": "ppo", "env": req.env, "env_kwargs": {}, "seeds": [0, 1],
          "config": as_jsonable(prep.config)}))
-    loaded = load_run(tmp_path).agents
+    loaded = load_agent(tmp_path).agents
     for a, b in zip(jax.tree.leaves(trained), jax.tree.leaves(loaded), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 

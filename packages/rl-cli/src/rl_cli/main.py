@@ -89,13 +89,16 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
 @click.option("--meta-params", type=click.Path(path_type=Path), default=None,
               help="Evolved meta-parameters for algorithms that need them (lpo: the "
                    "mean_meta_params.npz of `rl evolve --meta drift`).")
+@click.option("--eval-episodes", default=10, show_default=True, type=int,
+              help="Greedy episodes per member played by the final agents, reported in the "
+                   "summary beside the training return (0: none).")
 @_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
         run_name: str | None, log_every: int | None, watchdog_seconds: float,
-        no_progress: bool, data_parallel: bool, meta_params: Path | None, devices: int | None,
-        coordinator: str | None, num_processes: int | None, process_id: int | None,
-        distributed_auto: bool) -> None:
+        no_progress: bool, data_parallel: bool, meta_params: Path | None, eval_episodes: int,
+        devices: int | None, coordinator: str | None, num_processes: int | None,
+        process_id: int | None, distributed_auto: bool) -> None:
     """Train agents and write TensorBoard events, metrics, a summary and parameters."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.runner import RunRequest, execute
@@ -109,7 +112,7 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
         sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
         logdir=logdir, run_name=run_name, log_every=log_every,
         watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
-        data_parallel=data_parallel, meta_params=meta_params,
+        data_parallel=data_parallel, meta_params=meta_params, eval_episodes=eval_episodes,
     )
     execute(req)
 

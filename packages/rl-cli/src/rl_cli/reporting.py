@@ -134,12 +134,24 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any])
     mean, ci = mean_ci95(finals)
     t = Table(title=f"{summary['algo']} on {summary['env']}: final mean episodic return",
               show_lines=False)
+    greedy = summary.get("greedy_eval_return_per_member")
     t.add_column("member")
     t.add_column("final return", justify="right")
-    for name, r in zip(names, finals, strict=True):
-        t.add_row(name, f"{r:.2f}" if math.isfinite(r) else "no episode ended")
+    if greedy is not None:
+        t.add_column(f"greedy eval ({summary['greedy_eval_episodes']} ep.)", justify="right")
+
+    def num(x: Any) -> str:
+        return f"{x:.2f}" if x is not None and math.isfinite(x) else "-"
+
+    for i, (name, r) in enumerate(zip(names, finals, strict=True)):
+        row = [name, f"{r:.2f}" if math.isfinite(r) else "no episode ended"]
+        t.add_row(*row, *([num(greedy[i])] if greedy is not None else []))
     t.add_section()
-    t.add_row("mean ± 95% CI", f"{mean:.2f} ± {ci:.2f}" if math.isfinite(mean) else "-")
+    row = ["mean ± 95% CI", f"{mean:.2f} ± {ci:.2f}" if math.isfinite(mean) else "-"]
+    if greedy is not None:
+        g = summary.get("greedy_eval_mean")
+        row.append(f"{g:.2f} ± {summary['greedy_eval_ci95']:.2f}" if g is not None else "-")
+    t.add_row(*row)
     t.add_row("steps/s (all members)", f"{summary['steps_per_second']:,.0f}")
     t.add_row("compile s", f"{summary['compile_seconds']:.2f}")
     t.add_row("train s", f"{summary['run_seconds']:.2f}")

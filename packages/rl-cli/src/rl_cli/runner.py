@@ -40,6 +40,7 @@ class RunRequest:
     devices: int | None = None  # None: every device (members sharded over them)
     data_parallel: bool = False  # one agent's environments split over the devices
     meta_params: Path | None = None  # evolved meta-parameters (algorithms with a meta_field)
+    eval_episodes: int = 10  # greedy episodes per member after training (0: none)
 
 
 @dataclass
@@ -63,6 +64,9 @@ def prepare(req: RunRequest) -> Prepared:
         raise UserError(f"--num-seeds must be >= 1, got {req.num_seeds}")
     if req.total_timesteps is not None and req.total_timesteps < 1:
         raise UserError(f"--total-timesteps must be >= 1, got {req.total_timesteps}")
+    if req.eval_episodes < 0:
+        raise UserError(f"--eval-episodes must be >= 0 (0: no evaluation), got "
+                        f"{req.eval_episodes}")
     spec = rl_algos.get(req.algo)
     env = rl_envs.make(req.env, **req.env_kwargs)
     spec.check_env(env)
@@ -183,7 +187,7 @@ def save_agents(path: Path, algo: Any, carry: Any) -> None:
     """The agent of every member (`Algorithm.agent` of each member's final carry: parameters and,
     when training normalised observations, their statistics; leading `[M]` axis), in Equinox's
     leaf serialisation: `eqx.tree_deserialise_leaves(path, like)` loads it into the member-stacked
-    `make_policy(env, config).agent_like` (`rl_cli.evaluate.load_run` does)."""
+    `make_policy(env, config).agent_like` (`rl_cli.evaluate.load_agent` does)."""
     import equinox as eqx
     import jax
 
@@ -249,6 +253,10 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
             logger.close()
             save_agents(run_dir / "params.eqx", algo, result.state)
             write_curves(run_dir)
+        greedy = None
+        if req.eval_episodes and main:
+            dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
+            greedy = final_evaluation(prep.env, algo, result.state, req.eval_episodes, req.seed)
 
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))
@@ -260,6 +268,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         "final_return_ci95": None if not np.isfinite(ci) else ci,
         "final_return_definition": "mean undiscounted return of the episodes that ended in the "
                                    "last 5% of updates",
+        **(greedy or {}),
         "total_timesteps": total_steps,
         "compile_seconds": compiled.compile_seconds,
         "run_seconds": run_seconds,
@@ -270,6 +279,28 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     console.print(summary_table(names, finals, summary))
     return summary
+
+
+def final_evaluation(env: Any, algo: Any, carry: Any, episodes: int, seed: int) -> dict[str, Any]:
+    """The final agents' greedy evaluation for summary.json: `episodes` whole episodes per
+    member on a fresh copy of the training environment, acting through the algorithm's policy
+    (what `rl eval` does with the saved agents), beside the training return of the exploring
+    behaviour policy."""
+    import jax
+
+    from rl_cli.evaluate import play_episodes
+
+    played = play_episodes(env, algo.policy, jax.vmap(algo.agent)(carry), episodes, seed)
+    per_member = [mean_ci95(r)[0] for r in played.returns]
+    mean, ci = mean_ci95(np.array(per_member))
+    return {
+        "greedy_eval_return_per_member": [float(r) if np.isfinite(r) else None
+                                          for r in per_member],
+        "greedy_eval_mean": float(mean) if np.isfinite(mean) else None,
+        "greedy_eval_ci95": float(ci) if np.isfinite(ci) else None,
+        "greedy_eval_episodes": episodes,
+        "greedy_eval_seconds": played.compile_seconds + played.run_seconds,
+    }
 
 
 def parallelism(mesh: Any, data_parallel: bool, devices: int | None) -> str:
