@@ -16,7 +16,7 @@ from rich.console import Console
 from rl_cli.errors import UserError
 from rl_cli.overrides import as_jsonable, build_config
 from rl_cli.reporting import ProgressView, RunLogger, summary_table
-from rl_cli.session import chunk_observer, new_run_dir
+from rl_cli.session import check_output, chunk_observer, new_run_dir
 from rl_cli.stats import final_returns, mean_ci95
 from rl_cli.watchdog import Watchdog
 
@@ -62,6 +62,7 @@ def prepare(req: RunRequest) -> Prepared:
         raise UserError(f"--num-seeds must be >= 1, got {req.num_seeds}")
     if req.total_timesteps is not None and req.total_timesteps < 1:
         raise UserError(f"--total-timesteps must be >= 1, got {req.total_timesteps}")
+    check_output(req.logdir, req.run_name)
     spec = rl_algos.get(req.algo)
     env = rl_envs.make(req.env, **req.env_kwargs)
     spec.check_env(env)

@@ -366,10 +366,11 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
 
     from rl_cli.overrides import as_jsonable
     from rl_cli.reporting import ProgressView, SweepLogger, ranking_table
-    from rl_cli.session import chunk_observer, new_run_dir
+    from rl_cli.session import check_output, chunk_observer, new_run_dir
     from rl_cli.watchdog import Watchdog
     from rl_core import is_main_process
 
+    check_output(logdir, run_name)
     plan = plan_sweep(req)  # every user mistake surfaces here, before any file or compile
     main = is_main_process()
     console = console or Console(quiet=not main)
