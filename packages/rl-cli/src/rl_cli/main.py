@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from rl_cli import compile_cache
-from rl_cli.errors import EXIT_USER_ERROR, UserError
+from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, UserError
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -88,13 +88,16 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
 @click.option("--meta-params", type=click.Path(path_type=Path), default=None,
               help="Evolved meta-parameters for algorithms that need them (lpo: the "
                    "mean_meta_params.npz of `rl evolve --meta drift`).")
+@click.option("--halt-on-nan", is_flag=True,
+              help="Stop at the first chunk where a metric or parameter becomes NaN/inf "
+                   "(exit code 4; no parameters are saved: checkpoints do not exist yet).")
 @_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
         run_name: str | None, log_every: int | None, watchdog_seconds: float,
-        no_progress: bool, data_parallel: bool, meta_params: Path | None, devices: int | None,
-        coordinator: str | None, num_processes: int | None, process_id: int | None,
-        distributed_auto: bool) -> None:
+        no_progress: bool, data_parallel: bool, meta_params: Path | None, halt_on_nan: bool,
+        devices: int | None, coordinator: str | None, num_processes: int | None,
+        process_id: int | None, distributed_auto: bool) -> None:
     """Train agents and write TensorBoard events, metrics, a summary and parameters."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.runner import RunRequest, execute
@@ -108,7 +111,7 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
         sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
         logdir=logdir, run_name=run_name, log_every=log_every,
         watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
-        data_parallel=data_parallel, meta_params=meta_params,
+        data_parallel=data_parallel, meta_params=meta_params, halt_on_nan=halt_on_nan,
     )
     execute(req)
 
@@ -364,6 +367,9 @@ def main(argv: list[str] | None = None) -> None:
     except _user_errors() as e:
         sys.stderr.write(f"rl: error: {e}\n")
         sys.exit(EXIT_USER_ERROR)
+    except RunHalted as e:
+        sys.stderr.write(f"rl: error: {e}\n")
+        sys.exit(EXIT_HALTED)
 
 
 if __name__ == "__main__":

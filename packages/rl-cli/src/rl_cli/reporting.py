@@ -130,14 +130,23 @@ class ProgressView:
         self.progress.update(self.task, completed=steps_done, sps=f"{sps:,.0f}", ret=ret)
 
 
-def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any]) -> Table:
+def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
+                  flags: dict[str, str] | None = None) -> Table:
+    """The final returns per member; `flags` marks members by name (`non-finite`, `diverging`,
+    from rl_cli.health) in an extra column and the caption."""
     mean, ci = mean_ci95(finals)
+    flags = flags or {}
     t = Table(title=f"{summary['algo']} on {summary['env']}: final mean episodic return",
               show_lines=False)
     t.add_column("member")
     t.add_column("final return", justify="right")
+    if flags:
+        t.add_column("health")
+        t.caption = (f"{len(flags)} member(s) flagged: {', '.join(sorted(set(flags.values())))} "
+                     "(see health_per_member in summary.json)")
     for name, r in zip(names, finals, strict=True):
-        t.add_row(name, f"{r:.2f}" if math.isfinite(r) else "no episode ended")
+        cells = [name, f"{r:.2f}" if math.isfinite(r) else "no episode ended"]
+        t.add_row(*cells, *([flags.get(name, "ok")] if flags else []))
     t.add_section()
     t.add_row("mean ± 95% CI", f"{mean:.2f} ± {ci:.2f}" if math.isfinite(mean) else "-")
     t.add_row("steps/s (all members)", f"{summary['steps_per_second']:,.0f}")

@@ -14,6 +14,7 @@ import numpy as np
 from rich.console import Console
 
 from rl_cli.errors import UserError
+from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable, build_config
 from rl_cli.reporting import ProgressView, RunLogger, summary_table
 from rl_cli.session import check_output, chunk_observer, new_run_dir
@@ -39,6 +40,7 @@ class RunRequest:
     devices: int | None = None  # None: every device (members sharded over them)
     data_parallel: bool = False  # one agent's environments split over the devices
     meta_params: Path | None = None  # evolved meta-parameters (algorithms with a meta_field)
+    halt_on_nan: bool = False  # stop at the first chunk with NaN/inf (exit code 4)
 
 
 @dataclass
@@ -233,6 +235,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
                   f"{config_record['parallelism']} · run dir {run_dir}")
 
     logger = RunLogger(run_dir, names, algo.steps_per_update) if run_dir is not None else None
+    health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
     with Watchdog(req.watchdog_seconds) as dog:
         dog.beat("compiling the training program")
         with console.status("compiling the training program…", spinner="dots"):
@@ -241,7 +244,12 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         dog.beat(f"running chunk 1/{compiled.num_chunks} of {chunk_len} updates")
         with ProgressView(console, total_steps, n, req.progress) as view:
             t0 = time.perf_counter()
-            result = run_members(compiled, keys, hp, chunk_observer(algo, logger, view, dog))
+            observer = chunk_observer(algo, logger, view, dog, health, console)
+            try:
+                result = run_members(compiled, keys, hp, observer)
+            except NonFiniteHalt as halt:
+                _record_halt(run_dir, logger, req, n, seeds, health, halt)
+                raise
             jax.block_until_ready(result.state)
             run_seconds = time.perf_counter() - t0
         dog.beat("saving results")
@@ -264,11 +272,25 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         "run_seconds": run_seconds,
         "steps_per_second": n * total_steps / run_seconds,
         "run_dir": str(run_dir),
+        **health.summary(),
     }
     if run_dir is not None:
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print(summary_table(names, finals, summary))
+    console.print(summary_table(names, finals, summary,
+                                {n: h.status for n, h in health.flagged()}))
     return summary
+
+
+def _record_halt(run_dir: Path | None, logger: Any, req: RunRequest, n: int, seeds: list[int],
+                 health: HealthMonitor, halt: NonFiniteHalt) -> None:
+    """What a run stopped by `--halt-on-nan` leaves: its metrics so far and a summary.json that
+    says why it stopped (no parameters: they are not finite, and checkpoints do not exist)."""
+    if logger is None or run_dir is None:
+        return
+    logger.close()
+    summary = {"algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
+               "halted": str(halt), "run_dir": str(run_dir), **health.summary()}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
 
 
 def parallelism(mesh: Any, data_parallel: bool, devices: int | None) -> str:

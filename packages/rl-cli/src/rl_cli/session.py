@@ -105,10 +105,13 @@ def new_run_dir(logdir: Path, stem: str, run_name: str | None = None) -> Path:
     return path
 
 
-def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any) -> Callable[[Any], None]:
+def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = None,
+                   console: Any = None) -> Callable[[Any], None]:
     """`on_chunk` for `rl_core.run_members`: summarises the chunk's `EPISODE_METRICS`, logs it
     (when this process writes), advances the progress view with the mean return and tells the
-    watchdog what runs next."""
+    watchdog what runs next. With a `HealthMonitor` (rl_cli.health) and a console, prints its
+    warnings (NaN/inf, diverging losses; `--halt-on-nan` raises there, after logging the chunk);
+    after the first chunk, prints the estimated time per chunk and for the rest of the run."""
 
     def on_chunk(rep: Any) -> None:
         chunk = summarise_chunk(rep.metrics)
@@ -117,6 +120,15 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any) -> Callable[[Any
         ret = chunk["episode_return"]
         view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
                     float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else math.nan)
+        if console is not None and rep.chunk == 0 and rep.num_chunks > 1:
+            left = rep.num_chunks - 1
+            console.print(f"first chunk (with the members' init) took {rep.elapsed:.2f} s: "
+                          f"about {rep.elapsed:.2f} s per chunk, ~{rep.elapsed * left:.0f} s "
+                          f"for the {left} chunks left")
+        if health is not None:
+            for line in health.observe(rep):
+                if console is not None:
+                    console.print(line, style="bold yellow", markup=False, highlight=False)
         dog.beat(f"running chunk {rep.chunk + 2}/{rep.num_chunks} "
                  f"(update {rep.updates_done}/{algo.num_updates})")
 

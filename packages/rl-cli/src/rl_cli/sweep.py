@@ -364,6 +364,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     import jax
     from rich.console import Console
 
+    from rl_cli.health import HealthMonitor
     from rl_cli.overrides import as_jsonable
     from rl_cli.reporting import ProgressView, SweepLogger, ranking_table
     from rl_cli.session import check_output, chunk_observer, new_run_dir
@@ -412,7 +413,8 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                 console.print(f"compiled once in {compiled.compile_seconds:.2f} s")
                 dog.beat(f"running chunk 1/{compiled.num_chunks}")
 
-            on_chunk = chunk_observer(algo, logger, view, dog)
+            health = HealthMonitor([m.name for m in plan.members])
+            on_chunk = chunk_observer(algo, logger, view, dog, health, console)
 
             result = run_sweep(plan, on_compiled, on_chunk)
         dog.beat("saving results")
@@ -429,6 +431,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         "run_seconds": result.run_seconds,
         "steps_per_second": n * total_steps / result.run_seconds,
         "run_dir": str(run_dir),
+        **health.summary(),
     }
     if logger is not None and run_dir is not None:
         logger.close(result.final_returns)

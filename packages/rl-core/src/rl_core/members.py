@@ -59,6 +59,30 @@ class ChunkReport(NamedTuple):
     updates_done: int
     metrics: dict[str, Any]  # each `[M, chunk_len]`
     elapsed: float  # seconds since the first chunk was dispatched
+    health: dict[str, Any] | None = None  # `chunk_health`'s fields, each `[M]`
+
+
+def chunk_health(algo: Algorithm, carry: Any, metrics: dict[str, Any]) -> dict[str, Any]:
+    """Whether one member's chunk stayed finite, as reductions inside the compiled program (no
+    host callback): `first_nonfinite_update`, the index within the chunk of the first update with
+    a NaN or infinite metric (-1: none), and `params_finite`, whether every floating leaf of the
+    member's agent (`algo.agent(carry)`: parameters, observation statistics) is finite at the end
+    of the chunk (True when the algorithm has no `agent`). Reads the carry, never changes it."""
+    jnp = jax.numpy
+    per_update = [jnp.all(jnp.isfinite(v.reshape(v.shape[0], -1)), axis=1)
+                  for v in metrics.values() if jnp.issubdtype(v.dtype, jnp.inexact)]
+    if per_update:
+        finite = jnp.all(jnp.stack(per_update), axis=0)
+        first = jnp.where(jnp.all(finite), -1, jnp.argmin(finite)).astype(jnp.int32)
+    else:
+        first = jnp.asarray(-1, jnp.int32)
+    params_ok = jnp.asarray(True)
+    if algo.agent is not None:
+        leaves = [x for x in jax.tree.leaves(algo.agent(carry))
+                  if jnp.issubdtype(jnp.result_type(x), jnp.inexact)]
+        if leaves:
+            params_ok = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+    return {"first_nonfinite_update": first, "params_finite": params_ok}
 
 
 class CompiledRun(NamedTuple):
@@ -68,7 +92,7 @@ class CompiledRun(NamedTuple):
     `num_members` real ones are padded on the way in and unpadded on the way out."""
 
     init: Any  # compiled `(keys[M], hparams[M]) -> carry[M]`, on one device
-    chunk: Any  # compiled `(carry[Mp], hparams[Mp]) -> (carry[Mp], metrics[Mp, L])`
+    chunk: Any  # compiled `(carry[Mp], hparams[Mp]) -> (carry[Mp], metrics[Mp, L], health[Mp])`
     num_chunks: int
     chunk_len: int
     compile_seconds: float
@@ -105,8 +129,12 @@ def compile_members(
     if algo.num_updates % chunk_len:
         raise ValueError(f"chunk_len {chunk_len} must divide num_updates {algo.num_updates}.")
 
+    def one_member(c, h):
+        c, metrics = scan_updates(algo, c, h, chunk_len)
+        return c, metrics, chunk_health(algo, c, metrics)
+
     def chunk(carry, hp):
-        return map_members(lambda c, h: scan_updates(algo, c, h, chunk_len))(carry, hp)
+        return map_members(one_member)(carry, hp)
 
     m = len(keys)
     t0 = time.perf_counter()
@@ -125,7 +153,7 @@ def compile_members(
         keys_a, hp_a = _leading(keys, padded), _leading(hparams, padded)
         carry_shape = jax.eval_shape(jax.vmap(algo.init), keys_a, hp_a)
         chunk_c = jax.jit(chunk, donate_argnums=0, in_shardings=(shard, shard),
-                          out_shardings=(shard, rep)).lower(carry_shape, hp_a).compile()
+                          out_shardings=(shard, rep, rep)).lower(carry_shape, hp_a).compile()
     return CompiledRun(init_c, chunk_c, algo.num_updates // chunk_len, chunk_len,
                        time.perf_counter() - t0, mesh, m, padded)
 
@@ -137,7 +165,8 @@ def run_members(
     on_chunk: Callable[[ChunkReport], None] | None = None,
 ) -> TrainResult:
     """Runs every chunk of a compiled multi-member run. `on_chunk` is called on the host after each
-    chunk with its metrics (the next chunk is already dispatched, so the device does not wait).
+    chunk with its metrics and health (the next chunk is already dispatched, so the device does
+    not wait); an exception it raises stops the run there (e.g. at the first non-finite chunk).
     Returns the final carry and all metrics `[M, num_updates]`.
 
     On a mesh, the inputs are padded and sharded here, and the final carry comes back as host
@@ -151,7 +180,7 @@ def run_members(
     pending = None
     collected: list[dict[str, Any]] = []
 
-    def report(i: int, metrics: Any) -> None:
+    def report(i: int, metrics: Any, health: Any) -> None:
         host = {k: v[:m] for k, v in jax.device_get(metrics).items()}
         collected.append(host)
         if on_chunk is not None:
@@ -159,14 +188,15 @@ def run_members(
                 ChunkReport(
                     i, compiled.num_chunks, (i + 1) * compiled.chunk_len, host,
                     time.perf_counter() - t0,
+                    {k: v[:m] for k, v in jax.device_get(health).items()},
                 )
             )
 
     for i in range(compiled.num_chunks):
-        carry, metrics = compiled.chunk(carry, hparams)
+        carry, metrics, health = compiled.chunk(carry, hparams)
         if pending is not None:
             report(*pending)
-        pending = (i, metrics)
+        pending = (i, metrics, health)
     if pending is not None:
         report(*pending)
     all_metrics = {k: np.concatenate([c[k] for c in collected], axis=1) for k in collected[0]}
