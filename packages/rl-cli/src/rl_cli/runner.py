@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from rl_cli.capacity import check_capacity, check_member_count
 from rl_cli.errors import UserError
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable, build_config
@@ -62,6 +63,7 @@ def prepare(req: RunRequest) -> Prepared:
 
     if req.num_seeds < 1:
         raise UserError(f"--num-seeds must be >= 1, got {req.num_seeds}")
+    check_member_count(req.num_seeds)
     if req.total_timesteps is not None and req.total_timesteps < 1:
         raise UserError(f"--total-timesteps must be >= 1, got {req.total_timesteps}")
     check_output(req.logdir, req.run_name)
@@ -208,12 +210,19 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         console = Console(quiet=True)
     mesh = None if req.data_parallel else member_mesh_for(req.devices)
     algo, n = prep.algorithm, req.num_seeds
+    chunk_len = req.log_every or chunk_length(algo.num_updates)
+    hp_one = hparams_as_arrays(prep.hparams)
+    with console.status("checking that the members fit in memory…", spinner="dots"):
+        est = check_capacity(algo, hp_one, chunk_len, n if mesh is None else
+                             -(-n // int(mesh.devices.size)))
+    if est is not None:
+        console.print(f"memory: about {est.need(n) / 2**30:.2f} GiB for {n:,} members, of "
+                      f"{est.available_bytes / 2**30:.1f} GiB {est.where} available (at most "
+                      f"{est.max_members():,} members fit; measured in {est.seconds:.1f} s)")
     seeds = [req.seed + i for i in range(n)]
     names = [f"seed_{s}" for s in seeds]
-    keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
-    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)),
-                      hparams_as_arrays(prep.hparams))
-    chunk_len = req.log_every or chunk_length(algo.num_updates)
+    keys = member_keys(seeds)
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), hp_one)
     total_steps = algo.num_updates * algo.steps_per_update
 
     run_dir = new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name) if main else None
@@ -291,6 +300,17 @@ def _record_halt(run_dir: Path | None, logger: Any, req: RunRequest, n: int, see
     summary = {"algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
                "halted": str(halt), "run_dir": str(run_dir), **health.summary()}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+def member_keys(seeds: list[int]) -> Any:
+    """`[M, 2]` keys, `jax.random.PRNGKey(seed)` of each member: for many members in one
+    vmapped call (the same keys) instead of one dispatch per member."""
+    import jax
+    import jax.numpy as jnp
+
+    if len(seeds) <= 16 or not 0 <= min(seeds) <= max(seeds) < 2**31:
+        return jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+    return jax.vmap(jax.random.PRNGKey)(jnp.asarray(np.asarray(seeds, np.int32)))
 
 
 def parallelism(mesh: Any, data_parallel: bool, devices: int | None) -> str:

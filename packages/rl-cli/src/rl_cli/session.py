@@ -121,10 +121,10 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = No
         view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
                     float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else math.nan)
         if console is not None and rep.chunk == 0 and rep.num_chunks > 1:
-            left = rep.num_chunks - 1
-            console.print(f"first chunk (with the members' init) took {rep.elapsed:.2f} s: "
-                          f"about {rep.elapsed:.2f} s per chunk, ~{rep.elapsed * left:.0f} s "
-                          f"for the {left} chunks left")
+            left, per_chunk = rep.num_chunks - 1, rep.elapsed - rep.init_seconds
+            console.print(f"members initialised in {rep.init_seconds:.2f} s; first chunk took "
+                          f"{per_chunk:.2f} s: about {per_chunk * left:.0f} s for the {left} "
+                          "chunks left")
         if health is not None:
             for line in health.observe(rep):
                 if console is not None:

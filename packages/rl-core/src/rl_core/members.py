@@ -60,6 +60,7 @@ class ChunkReport(NamedTuple):
     metrics: dict[str, Any]  # each `[M, chunk_len]`
     elapsed: float  # seconds since the first chunk was dispatched
     health: dict[str, Any] | None = None  # `chunk_health`'s fields, each `[M]`
+    init_seconds: float = 0.0  # of `elapsed`, the members' initialisation (before chunk 0)
 
 
 def chunk_health(algo: Algorithm, carry: Any, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +113,18 @@ def init_members(algo: Algorithm) -> Callable[[jax.Array, Any], Any]:
     return lambda keys, hparams: jax.lax.map(lambda a: algo.init(*a), (keys, hparams))
 
 
+def chunk_program(algo: Algorithm, chunk_len: int) -> Callable[[Any, Any], Any]:
+    """`(carry[M], hparams[M]) -> (carry[M], metrics[M, chunk_len], health[M])`, the function
+    `compile_members` compiles (with its carry donated): `chunk_len` updates of every member and
+    each member's `chunk_health`."""
+
+    def one_member(c: Any, h: Any) -> Any:
+        c, metrics = scan_updates(algo, c, h, chunk_len)
+        return c, metrics, chunk_health(algo, c, metrics)
+
+    return lambda carry, hp: map_members(one_member)(carry, hp)
+
+
 def compile_members(
     algo: Algorithm,
     keys: jax.Array,
@@ -129,12 +142,7 @@ def compile_members(
     if algo.num_updates % chunk_len:
         raise ValueError(f"chunk_len {chunk_len} must divide num_updates {algo.num_updates}.")
 
-    def one_member(c, h):
-        c, metrics = scan_updates(algo, c, h, chunk_len)
-        return c, metrics, chunk_health(algo, c, metrics)
-
-    def chunk(carry, hp):
-        return map_members(one_member)(carry, hp)
+    chunk = chunk_program(algo, chunk_len)
 
     m = len(keys)
     t0 = time.perf_counter()
@@ -173,7 +181,8 @@ def run_members(
     numpy arrays of the `M` real members (gathered from every process)."""
     t0 = time.perf_counter()
     m = len(keys)
-    carry = compiled.init(keys, hparams)
+    carry = jax.block_until_ready(compiled.init(keys, hparams))  # chunk 0 waits for it anyway
+    init_seconds = time.perf_counter() - t0
     if compiled.mesh is not None:
         carry, hparams = put_members(
             pad_members((to_host(carry), hparams), compiled.num_padded), compiled.mesh)
@@ -188,7 +197,7 @@ def run_members(
                 ChunkReport(
                     i, compiled.num_chunks, (i + 1) * compiled.chunk_len, host,
                     time.perf_counter() - t0,
-                    {k: v[:m] for k, v in jax.device_get(health).items()},
+                    {k: v[:m] for k, v in jax.device_get(health).items()}, init_seconds,
                 )
             )
 
