@@ -29,6 +29,7 @@ from rl_cli.errors import UserError
 # Games still running after this many agent moves count as unfinished (reported, never as a
 # win/draw/loss). Every pgx game ends long before.
 MAX_MOVES = 10_000
+MAX_GAMES = 1_000_000  # games per member
 
 
 class LoadedRun(NamedTuple):
@@ -109,11 +110,23 @@ def load_run(run_dir: str | Path) -> LoadedRun:
     path = Path(run_dir)
     record = read_record(path)
     algo, env_id, fields = record["algo"], record["env"], record["config"]
-    members = [f"seed_{s}" for s in record["seeds"]]
-    env_kwargs = dict(record.get("env_kwargs") or {})
+    config_path = path / "config.json"
+    try:
+        if not isinstance(record["seeds"], list):
+            raise TypeError(f"its 'seeds' must be a list of integers, got {record['seeds']!r}")
+        members = [f"seed_{int(s)}" for s in record["seeds"]]
+        env_kwargs = dict(record.get("env_kwargs") or {})
+        if not isinstance(fields, dict):
+            raise TypeError("'config' is not a mapping")
+    except (TypeError, ValueError) as e:
+        raise UserError(f"{config_path} is not a config written by `rl run` ({e})") from None
     spec = rl_algos.get(algo)
-    config = spec.config_cls(**{k: tuple(v) if isinstance(v, list) else v
-                                for k, v in fields.items()})
+    try:
+        config = spec.config_cls(**{k: tuple(v) if isinstance(v, list) else v
+                                    for k, v in fields.items()})
+        config.validate()
+    except (TypeError, ValueError) as e:
+        raise UserError(f"{config_path}: its config does not fit {algo} ({e})") from None
     env = rl_envs.make(env_id, **env_kwargs)
     policy = _policy(spec, env, config)
     like = jax.tree.map(lambda s: jax.ShapeDtypeStruct((len(members), *s.shape), s.dtype),
@@ -143,8 +156,9 @@ def evaluate(run_dir: str | Path, num_games: int = 1000, opponent: str = "random
     import rl_algos
     import rl_envs
 
-    if num_games < 1:
-        raise UserError(f"--games must be >= 1, got {num_games}")
+    if not 1 <= num_games <= MAX_GAMES:
+        raise UserError(f"--games must be between 1 and {MAX_GAMES:,} (the games of all members "
+                        f"are held in memory at once), got {num_games:,}")
     env_id = env_id or read_record(Path(run_dir))["env"]
     if not env_id.startswith("pgx/"):
         raise UserError(f"rl eval plays pgx games against an opponent, but the environment is "

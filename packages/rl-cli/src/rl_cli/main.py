@@ -28,6 +28,15 @@ def cli(no_compile_cache: bool) -> None:
         compile_cache.enable()
 
 
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A duration: a finite number of seconds, >= 0 (0: off)."""
+    import math
+
+    if not math.isfinite(value) or value < 0:
+        raise click.BadParameter(f"must be a finite number of seconds >= 0 (0: off), got {value}")
+    return value
+
+
 def _device_options(f):
     """--devices and the multi-host start-up options, shared by `rl run` and `rl sweep`."""
     f = click.option("--devices", type=int, default=None,
@@ -80,6 +89,7 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
 @click.option("--log-every", type=int, default=None,
               help="Updates per logged chunk (must divide the number of updates).")
 @click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              callback=_seconds,
               help="Stop with an error if the run makes no progress for this long (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--data-parallel", is_flag=True,
@@ -141,6 +151,7 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
 @click.option("--log-every", type=int, default=None,
               help="Updates per logged chunk (must divide the number of updates).")
 @click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              callback=_seconds,
               help="Stop with an error if the sweep makes no progress for this long (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @_device_options
@@ -204,6 +215,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
 @click.option("--run-name", default=None,
               help="Run directory name (default: evolve-META-ENV-time).")
 @click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              callback=_seconds,
               help="Stop with an error if a generation makes no progress for this long (0: off).")
 @click.option("--devices", type=int, default=None,
               help="Use the first N devices (default: all, the population sharded over them).")
@@ -355,6 +367,11 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="rl", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.UsageError as e:  # a wrong option or value: one line, as for any bad input
+        hint = f" (see 'rl {e.ctx.info_name} --help')" if e.ctx is not None and e.ctx.parent \
+            else " (see 'rl --help')"
+        sys.stderr.write(f"rl: error: {' '.join(e.format_message().split())}{hint}\n")
+        sys.exit(EXIT_USER_ERROR)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
