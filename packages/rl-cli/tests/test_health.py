@@ -42,8 +42,8 @@ def test_monitor_marks_members_and_the_update() -> None:
     mon = HealthMonitor(["a", "b"])
     assert mon.observe(_report(0, {"loss/value": [40.0, 50.0], "other": [1e9, 1e9]})) == []
     lines = mon.observe(_report(1, {"loss/value": [60.0, 6e4]}))
-    assert lines == ["warning: diverging loss (above 1e+06, or 1e+03x its first-chunk value) in "
-                     "b (loss/value = 6e+04 at update 4)"]
+    assert lines == ["warning: diverging loss (above 1e+06, or 1e+03x its first non-zero chunk "
+                     "value) in b (loss/value = 6e+04 at update 4)"]
     lines = mon.observe(_report(2, {"loss/value": [70.0, 7e4]}, first_bad=(1, -1),
                                 params_ok=(False, True)))
     assert lines == ["warning: non-finite values (NaN/inf) in a (metrics at update 6; "
@@ -53,6 +53,16 @@ def test_monitor_marks_members_and_the_update() -> None:
     assert s["nonfinite_members"] == ["a"] and s["diverging_members"] == ["b"]
     assert s["health_per_member"][0]["first_nonfinite_metric_update"] == 6
     assert s["health_per_member"][1]["diverged_metric"] == "loss/value"
+
+
+def test_growth_counts_from_the_first_non_zero_chunk() -> None:
+    """An off-policy learner's critic loss is 0 until learning starts, then grows from there."""
+    mon = HealthMonitor(["a", "b"])
+    mon.observe(_report(0, {"critic_loss": [0.0, 0.0], "other_metric": [0.0, 0.0]}))
+    mon.observe(_report(1, {"critic_loss": [200.0, 0.0]}))
+    assert mon.observe(_report(2, {"critic_loss": [1.5e3, 0.0]})) == []  # 7.5x its first value
+    assert mon.observe(_report(3, {"critic_loss": [2.1e5, 2.0]})) != []  # 1050x
+    assert mon.summary()["diverging_members"] == ["a"]
 
 
 def test_halt_on_nan_raises_at_the_first_non_finite_chunk() -> None:

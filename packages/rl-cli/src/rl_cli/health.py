@@ -3,12 +3,14 @@ non-finite values (NaN/inf in any metric or in the agent's parameters, flagged i
 by `rl_core.chunk_health`) and clearly diverging losses (judged here, on the host, from the
 chunk's metrics).
 
-A member *diverges* when, in some chunk, the chunk mean of the magnitude of one of its `loss/*`
-metrics exceeds `LOSS_LIMIT` (1e6), or exceeds `LOSS_GROWTH` (1e3) times the larger of 1 and
-its magnitude in the first chunk. The floor of 1 keeps losses that start near zero (a policy
-loss of 1e-3) from counting a move to 1 as growth; a finite loss that passes either bound is far
-outside the range of a training run that works (PPO's value loss on CartPole stays below 1e2, at
-lr=1e3 it reaches 5.6e7). Non-finite values are always reported; `--halt-on-nan` stops there.
+A member *diverges* when, in some chunk, the chunk mean of the magnitude of one of its losses
+(metrics named `loss/*`, `loss` or `*_loss`) exceeds `LOSS_LIMIT` (1e6), or exceeds
+`LOSS_GROWTH` (1e3) times the larger of 1 and its magnitude in the first chunk where it was not
+zero (an off-policy learner reports 0 until it starts learning). The floor of 1 keeps losses
+that start near zero (a policy loss of 1e-3) from counting a move to 1 as growth; a finite loss
+that passes either bound is far outside the range of a training run that works (PPO's value
+loss on CartPole stays below 1e2, at lr=1e3 it reaches 5.6e7). Non-finite values are always
+reported; `--halt-on-nan` stops there.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from rl_cli.errors import RunHalted
 
 LOSS_LIMIT = 1e6
 LOSS_GROWTH = 1e3
-LOSS_PREFIX = "loss/"
+
+
+def is_loss(name: str) -> bool:
+    return name.startswith("loss/") or name == "loss" or name.endswith("_loss")
 
 
 class NonFiniteHalt(RunHalted):
@@ -55,11 +60,11 @@ class MemberHealth:
 
 
 def loss_magnitudes(metrics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """`[M]` chunk means of |loss| for every `loss/*` metric (NaN when the chunk's values are not
-    finite)."""
+    """`[M]` chunk means of |loss| for every loss metric (`is_loss`; NaN when the chunk's values
+    are not finite)."""
     with np.errstate(invalid="ignore", over="ignore"):
         return {k: np.mean(np.abs(np.asarray(v, np.float64)), axis=1)
-                for k, v in metrics.items() if k.startswith(LOSS_PREFIX)}
+                for k, v in metrics.items() if is_loss(k)}
 
 
 def diverging(first: float, now: float) -> bool:
@@ -92,8 +97,10 @@ class HealthMonitor:
         first_bad = np.asarray(health.get("first_nonfinite_update", np.full(len(self.names), -1)))
         params_ok = np.asarray(health.get("params_finite", np.ones(len(self.names), bool)))
         mags = loss_magnitudes(rep.metrics)
-        if not self.first_losses:
-            self.first_losses = mags
+        for key, now in mags.items():  # each loss's first non-zero chunk value (NaN: none yet)
+            first = self.first_losses.setdefault(key, np.full(len(self.names), np.nan))
+            unset = np.isnan(first) & (now != 0)
+            first[unset] = now[unset]
         for i, (name, h) in enumerate(zip(self.names, self.members, strict=True)):
             if h.nonfinite_update is None and first_bad[i] >= 0:
                 h.nonfinite_update = start + int(first_bad[i]) + 1
@@ -104,7 +111,8 @@ class HealthMonitor:
                     new_nonfinite.append((name, rep.updates_done, "parameters"))
             if h.diverged_update is None and not h.nonfinite:
                 for key, now in mags.items():
-                    if diverging(float(self.first_losses[key][i]), float(now[i])):
+                    first = float(self.first_losses[key][i])
+                    if diverging(first, float(now[i])):
                         h.diverged_update, h.diverged_metric = rep.updates_done, key
                         h.diverged_value = float(now[i])
                         new_diverged.append(f"{name} ({key} = {now[i]:.3g} at update "
@@ -126,7 +134,7 @@ class HealthMonitor:
                     "chunks so far; lower the learning rate or check the environment's rewards")
         if new_diverged:
             lines.append(f"warning: diverging loss (above {LOSS_LIMIT:.0e}, or {LOSS_GROWTH:.0e}x "
-                         f"its first-chunk value) in {', '.join(new_diverged)}")
+                         f"its first non-zero chunk value) in {', '.join(new_diverged)}")
         return lines
 
     def flagged(self) -> list[tuple[str, MemberHealth]]:
@@ -137,8 +145,9 @@ class HealthMonitor:
         """For summary.json: each member's health and the names of the flagged ones."""
         return {
             "health_criterion": f"non-finite: any NaN/inf metric or agent parameter; diverging: "
-                                f"a chunk's mean |loss/*| above {LOSS_LIMIT:g} or above "
-                                f"{LOSS_GROWTH:g} x max(1, its first-chunk value)",
+                                f"a chunk's mean |loss| (loss/*, *_loss) above {LOSS_LIMIT:g} "
+                                f"or above {LOSS_GROWTH:g} x max(1, its first non-zero chunk "
+                                "value)",
             "health_per_member": [h.as_dict() for h in self.members],
             "nonfinite_members": [n for n, h in self.flagged() if h.status == "non-finite"],
             "diverging_members": [n for n, h in self.flagged() if h.status == "diverging"],
