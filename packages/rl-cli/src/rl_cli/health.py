@@ -98,9 +98,9 @@ class HealthMonitor:
         params_ok = np.asarray(health.get("params_finite", np.ones(len(self.names), bool)))
         mags = loss_magnitudes(rep.metrics)
         for key, now in mags.items():  # each loss's first non-zero chunk value (NaN: none yet)
-            first = self.first_losses.setdefault(key, np.full(len(self.names), np.nan))
-            unset = np.isnan(first) & (now != 0)
-            first[unset] = now[unset]
+            ref = self.first_losses.setdefault(key, np.full(len(self.names), np.nan))
+            unset = np.isnan(ref) & (now != 0)
+            ref[unset] = now[unset]
         for i, (name, h) in enumerate(zip(self.names, self.members, strict=True)):
             if h.nonfinite_update is None and first_bad[i] >= 0:
                 h.nonfinite_update = start + int(first_bad[i]) + 1
@@ -111,8 +111,7 @@ class HealthMonitor:
                     new_nonfinite.append((name, rep.updates_done, "parameters"))
             if h.diverged_update is None and not h.nonfinite:
                 for key, now in mags.items():
-                    first = float(self.first_losses[key][i])
-                    if diverging(first, float(now[i])):
+                    if diverging(float(self.first_losses[key][i]), float(now[i])):
                         h.diverged_update, h.diverged_metric = rep.updates_done, key
                         h.diverged_value = float(now[i])
                         new_diverged.append(f"{name} ({key} = {now[i]:.3g} at update "
