@@ -62,7 +62,7 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
     ("missing", [], "does not exist"),
     ("no_params", [], "has no params.eqx"),
     ("gymnax", ["--opponent", "random"], "--opponent is for two-player pgx games"),
-    ("ok", ["--games", "0"], "--episodes must be >= 1"),
+    ("ok", ["--games", "0"], "--episodes must be between 1 and"),
     ("ok", ["--env", "pgx/connect_four"], "other spaces"),
     ("ok", ["--env", "pgx/othello", "--opponent", "greedy"], "greedy opponent exists for"),
 ])

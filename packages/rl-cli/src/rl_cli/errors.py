@@ -7,6 +7,13 @@ class UserError(ValueError):
     """Bad input from the command line; the message says what is wrong and how to fix it."""
 
 
-# Exit codes: 2 = bad input (as click uses for usage errors), 3 = the watchdog fired.
+class RunHalted(RuntimeError):
+    """A run stopped on purpose before its end (`--halt-on-nan`); the message says why and what
+    was kept."""
+
+
+# Exit codes: 2 = bad input (as click uses for usage errors), 3 = the watchdog fired,
+# 4 = the run was halted (`--halt-on-nan` saw NaN/inf).
 EXIT_USER_ERROR = 2
 EXIT_WATCHDOG = 3
+EXIT_HALTED = 4

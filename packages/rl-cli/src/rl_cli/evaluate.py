@@ -32,6 +32,7 @@ from rl_cli.stats import mean_ci95
 # Episodes still running after this many steps count as unfinished (reported, never averaged).
 # Every registered environment ends its episodes long before (time limits are at most 10^4).
 MAX_STEPS = 100_000
+MAX_EPISODES = 1_000_000  # episodes per member: all members' episodes are held in memory at once
 PGX_OPPONENTS = ("random", "greedy")
 
 
@@ -157,11 +158,23 @@ def load_agent(run_dir: str | Path, env_id: str | None = None,
     path = Path(run_dir)
     record = read_record(path)
     algo, trained_id, fields = record["algo"], record["env"], record["config"]
-    members = [f"seed_{s}" for s in record["seeds"]]
+    config_path = path / "config.json"
+    try:
+        if not isinstance(record["seeds"], list):
+            raise TypeError(f"its 'seeds' must be a list of integers, got {record['seeds']!r}")
+        members = [f"seed_{int(s)}" for s in record["seeds"]]
+        trained_kwargs = dict(record.get("env_kwargs") or {})
+        if not isinstance(fields, dict):
+            raise TypeError("'config' is not a mapping")
+    except (TypeError, ValueError) as e:
+        raise UserError(f"{config_path} is not a config written by `rl run` ({e})") from None
     spec = rl_algos.get(algo)
-    config = spec.config_cls(**{k: tuple(v) if isinstance(v, list) else v
-                                for k, v in fields.items()})
-    trained_kwargs = dict(record.get("env_kwargs") or {})
+    try:
+        config = spec.config_cls(**{k: tuple(v) if isinstance(v, list) else v
+                                    for k, v in fields.items()})
+        config.validate()
+    except (TypeError, ValueError) as e:
+        raise UserError(f"{config_path}: its config does not fit {algo} ({e})") from None
     kwargs = trained_kwargs if env_kwargs is None else dict(env_kwargs)
     env = rl_envs.make(env_id or trained_id, **kwargs)
     if env_id is not None and env_id != trained_id:
@@ -231,8 +244,9 @@ def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
     environment; another id must have the same spaces), greedily unless `stochastic`. On a pgx
     game, `opponent` ('random' by default, or 'greedy') is the player it faces."""
 
-    if episodes < 1:
-        raise UserError(f"--episodes must be >= 1, got {episodes}")
+    if not 1 <= episodes <= MAX_EPISODES:
+        raise UserError(f"--episodes must be between 1 and {MAX_EPISODES:,} (the episodes of all "
+                        f"members are held in memory at once), got {episodes:,}")
     run, opponent = load_for_play(run_dir, env_id, opponent)
     played = play_episodes(run.env, run.policy, run.agents, episodes, seed, not stochastic)
     return EvalResult(

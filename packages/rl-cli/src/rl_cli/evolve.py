@@ -29,7 +29,7 @@ from rich.table import Table
 
 from rl_cli.errors import UserError
 from rl_cli.meta_params import save_meta_params, save_npz
-from rl_cli.session import new_run_dir
+from rl_cli.session import check_output, new_run_dir
 from rl_cli.watchdog import Watchdog
 
 CHECKPOINT, HISTORY, SETTINGS = "checkpoint.npz", "history.jsonl", "evolve.json"
@@ -258,6 +258,8 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
                    console: Console | None = None) -> dict[str, Any]:
     """Runs (or continues) an evolution; returns the summary written to summary.json."""
     console = console or Console()
+    if resume is None:
+        check_output(logdir, run_name)
     p = plan(req)  # every user mistake surfaces here, before any file or compile
 
     import jax

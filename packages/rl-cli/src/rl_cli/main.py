@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from rl_cli import compile_cache
-from rl_cli.errors import EXIT_USER_ERROR, UserError
+from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, UserError
 from rl_cli.evaluate import PGX_OPPONENTS
 
 
@@ -27,6 +27,15 @@ def cli(no_compile_cache: bool) -> None:
     """Pure-JAX reinforcement learning: environment and agent compiled into one program."""
     if not no_compile_cache and compile_cache.enabled_by_env():
         compile_cache.enable()
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A duration: a finite number of seconds, >= 0 (0: off)."""
+    import math
+
+    if not math.isfinite(value) or value < 0:
+        raise click.BadParameter(f"must be a finite number of seconds >= 0 (0: off), got {value}")
+    return value
 
 
 def _device_options(f):
@@ -81,6 +90,7 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
 @click.option("--log-every", type=int, default=None,
               help="Updates per logged chunk (must divide the number of updates).")
 @click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              callback=_seconds,
               help="Stop with an error if the run makes no progress for this long (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--data-parallel", is_flag=True,
@@ -92,13 +102,16 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
 @click.option("--eval-episodes", default=10, show_default=True, type=int,
               help="Greedy episodes per member played by the final agents, reported in the "
                    "summary beside the training return (0: none).")
+@click.option("--halt-on-nan", is_flag=True,
+              help="Stop at the first chunk where a metric or parameter becomes NaN/inf "
+                   "(exit code 4; no parameters are saved: checkpoints do not exist yet).")
 @_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
         run_name: str | None, log_every: int | None, watchdog_seconds: float,
         no_progress: bool, data_parallel: bool, meta_params: Path | None, eval_episodes: int,
-        devices: int | None, coordinator: str | None, num_processes: int | None,
-        process_id: int | None, distributed_auto: bool) -> None:
+        halt_on_nan: bool, devices: int | None, coordinator: str | None,
+        num_processes: int | None, process_id: int | None, distributed_auto: bool) -> None:
     """Train agents and write TensorBoard events, metrics, a summary and parameters."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.runner import RunRequest, execute
@@ -113,6 +126,7 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
         logdir=logdir, run_name=run_name, log_every=log_every,
         watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
         data_parallel=data_parallel, meta_params=meta_params, eval_episodes=eval_episodes,
+        halt_on_nan=halt_on_nan,
     )
     execute(req)
 
@@ -142,6 +156,7 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
 @click.option("--log-every", type=int, default=None,
               help="Updates per logged chunk (must divide the number of updates).")
 @click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              callback=_seconds,
               help="Stop with an error if the sweep makes no progress for this long (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @_device_options
@@ -205,6 +220,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
 @click.option("--run-name", default=None,
               help="Run directory name (default: evolve-META-ENV-time).")
 @click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
+              callback=_seconds,
               help="Stop with an error if a generation makes no progress for this long (0: off).")
 @click.option("--devices", type=int, default=None,
               help="Use the first N devices (default: all, the population sharded over them).")
@@ -408,6 +424,11 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="rl", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.UsageError as e:  # a wrong option or value: one line, as for any bad input
+        hint = f" (see 'rl {e.ctx.info_name} --help')" if e.ctx is not None and e.ctx.parent \
+            else " (see 'rl --help')"
+        sys.stderr.write(f"rl: error: {' '.join(e.format_message().split())}{hint}\n")
+        sys.exit(EXIT_USER_ERROR)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
@@ -420,6 +441,9 @@ def main(argv: list[str] | None = None) -> None:
     except _user_errors() as e:
         sys.stderr.write(f"rl: error: {e}\n")
         sys.exit(EXIT_USER_ERROR)
+    except RunHalted as e:
+        sys.stderr.write(f"rl: error: {e}\n")
+        sys.exit(EXIT_HALTED)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from typing import Any
@@ -37,14 +38,21 @@ def parse_value(key: str, raw: str, typ: Any) -> Any:
                 raise ValueError
             return int(value)
         if typ is float:
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):
+                raise UserError(f"--set {key}={raw}: expected a finite number (not nan or inf), "
+                                f"e.g. {key}=3e-4")
+            return value
         if typ is str:
             return raw
         if origin is tuple:
             (elem, *_) = typing.get_args(typ)
             parts = [p for p in raw.strip("()[] ").split(",") if p.strip()]
             return tuple(parse_value(key, p.strip(), elem) for p in parts)
-    except (ValueError, UserError):
+    except UserError as e:
+        if "finite" in str(e):
+            raise
+    except ValueError:
         pass
     else:
         raise UserError(f"--set {key}: fields of type {typ} cannot be set from the command line")

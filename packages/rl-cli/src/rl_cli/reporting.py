@@ -130,8 +130,12 @@ class ProgressView:
         self.progress.update(self.task, completed=steps_done, sps=f"{sps:,.0f}", ret=ret)
 
 
-def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any]) -> Table:
+def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
+                  flags: dict[str, str] | None = None) -> Table:
+    """The final returns per member; `flags` marks members by name (`non-finite`, `diverging`,
+    from rl_cli.health) in an extra column and the caption."""
     mean, ci = mean_ci95(finals)
+    flags = flags or {}
     t = Table(title=f"{summary['algo']} on {summary['env']}: final mean episodic return",
               show_lines=False)
     greedy = summary.get("greedy_eval_return_per_member")
@@ -139,13 +143,18 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any])
     t.add_column("final return", justify="right")
     if greedy is not None:
         t.add_column(f"greedy eval ({summary['greedy_eval_episodes']} ep.)", justify="right")
+    if flags:
+        t.add_column("health")
+        t.caption = (f"{len(flags)} member(s) flagged: {', '.join(sorted(set(flags.values())))} "
+                     "(see health_per_member in summary.json)")
 
     def num(x: Any) -> str:
         return f"{x:.2f}" if x is not None and math.isfinite(x) else "-"
 
     for i, (name, r) in enumerate(zip(names, finals, strict=True)):
-        row = [name, f"{r:.2f}" if math.isfinite(r) else "no episode ended"]
-        t.add_row(*row, *([num(greedy[i])] if greedy is not None else []))
+        cells = [name, f"{r:.2f}" if math.isfinite(r) else "no episode ended"]
+        cells += [num(greedy[i])] if greedy is not None else []
+        t.add_row(*cells, *([flags.get(name, "ok")] if flags else []))
     t.add_section()
     row = ["mean ± 95% CI", f"{mean:.2f} ± {ci:.2f}" if math.isfinite(mean) else "-"]
     if greedy is not None:

@@ -13,11 +13,13 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from rl_cli.capacity import check_capacity, check_member_count
 from rl_cli.errors import UserError
+from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable, build_config
 from rl_cli.plots import write_curves
 from rl_cli.reporting import ProgressView, RunLogger, summary_table
-from rl_cli.session import chunk_observer, new_run_dir
+from rl_cli.session import check_output, chunk_observer, new_run_dir
 from rl_cli.stats import final_returns, mean_ci95
 from rl_cli.watchdog import Watchdog
 
@@ -41,6 +43,7 @@ class RunRequest:
     data_parallel: bool = False  # one agent's environments split over the devices
     meta_params: Path | None = None  # evolved meta-parameters (algorithms with a meta_field)
     eval_episodes: int = 10  # greedy episodes per member after training (0: none)
+    halt_on_nan: bool = False  # stop at the first chunk with NaN/inf (exit code 4)
 
 
 @dataclass
@@ -62,11 +65,13 @@ def prepare(req: RunRequest) -> Prepared:
 
     if req.num_seeds < 1:
         raise UserError(f"--num-seeds must be >= 1, got {req.num_seeds}")
+    check_member_count(req.num_seeds)
     if req.total_timesteps is not None and req.total_timesteps < 1:
         raise UserError(f"--total-timesteps must be >= 1, got {req.total_timesteps}")
     if req.eval_episodes < 0:
         raise UserError(f"--eval-episodes must be >= 0 (0: no evaluation), got "
                         f"{req.eval_episodes}")
+    check_output(req.logdir, req.run_name)
     spec = rl_algos.get(req.algo)
     env = rl_envs.make(req.env, **req.env_kwargs)
     spec.check_env(env)
@@ -210,12 +215,19 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         console = Console(quiet=True)
     mesh = None if req.data_parallel else member_mesh_for(req.devices)
     algo, n = prep.algorithm, req.num_seeds
+    chunk_len = req.log_every or chunk_length(algo.num_updates)
+    hp_one = hparams_as_arrays(prep.hparams)
+    with console.status("checking that the members fit in memory…", spinner="dots"):
+        est = check_capacity(algo, hp_one, chunk_len, n if mesh is None else
+                             -(-n // int(mesh.devices.size)))
+    if est is not None:
+        console.print(f"memory: about {est.need(n) / 2**30:.2f} GiB for {n:,} members, of "
+                      f"{est.available_bytes / 2**30:.1f} GiB {est.where} available (at most "
+                      f"{est.max_members():,} members fit; measured in {est.seconds:.1f} s)")
     seeds = [req.seed + i for i in range(n)]
     names = [f"seed_{s}" for s in seeds]
-    keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
-    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)),
-                      hparams_as_arrays(prep.hparams))
-    chunk_len = req.log_every or chunk_length(algo.num_updates)
+    keys = member_keys(seeds)
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), hp_one)
     total_steps = algo.num_updates * algo.steps_per_update
 
     run_dir = new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name) if main else None
@@ -237,6 +249,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
                   f"{config_record['parallelism']} · run dir {run_dir}")
 
     logger = RunLogger(run_dir, names, algo.steps_per_update) if run_dir is not None else None
+    health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
     with Watchdog(req.watchdog_seconds) as dog:
         dog.beat("compiling the training program")
         with console.status("compiling the training program…", spinner="dots"):
@@ -245,7 +258,12 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         dog.beat(f"running chunk 1/{compiled.num_chunks} of {chunk_len} updates")
         with ProgressView(console, total_steps, n, req.progress) as view:
             t0 = time.perf_counter()
-            result = run_members(compiled, keys, hp, chunk_observer(algo, logger, view, dog))
+            observer = chunk_observer(algo, logger, view, dog, health, console)
+            try:
+                result = run_members(compiled, keys, hp, observer)
+            except NonFiniteHalt as halt:
+                _record_halt(run_dir, logger, req, n, seeds, health, halt)
+                raise
             jax.block_until_ready(result.state)
             run_seconds = time.perf_counter() - t0
         dog.beat("saving results")
@@ -274,10 +292,12 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         "run_seconds": run_seconds,
         "steps_per_second": n * total_steps / run_seconds,
         "run_dir": str(run_dir),
+        **health.summary(),
     }
     if run_dir is not None:
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print(summary_table(names, finals, summary))
+    console.print(summary_table(names, finals, summary,
+                                {n: h.status for n, h in health.flagged()}))
     return summary
 
 
@@ -301,6 +321,29 @@ def final_evaluation(env: Any, algo: Any, carry: Any, episodes: int, seed: int) 
         "greedy_eval_episodes": episodes,
         "greedy_eval_seconds": played.compile_seconds + played.run_seconds,
     }
+
+
+def _record_halt(run_dir: Path | None, logger: Any, req: RunRequest, n: int, seeds: list[int],
+                 health: HealthMonitor, halt: NonFiniteHalt) -> None:
+    """What a run stopped by `--halt-on-nan` leaves: its metrics so far and a summary.json that
+    says why it stopped (no parameters: they are not finite, and checkpoints do not exist)."""
+    if logger is None or run_dir is None:
+        return
+    logger.close()
+    summary = {"algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
+               "halted": str(halt), "run_dir": str(run_dir), **health.summary()}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+def member_keys(seeds: list[int]) -> Any:
+    """`[M, 2]` keys, `jax.random.PRNGKey(seed)` of each member: for many members in one
+    vmapped call (the same keys) instead of one dispatch per member."""
+    import jax
+    import jax.numpy as jnp
+
+    if len(seeds) <= 16 or not 0 <= min(seeds) <= max(seeds) < 2**31:
+        return jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+    return jax.vmap(jax.random.PRNGKey)(jnp.asarray(np.asarray(seeds, np.int32)))
 
 
 def parallelism(mesh: Any, data_parallel: bool, devices: int | None) -> str:

@@ -5,6 +5,8 @@ lines, a progress bar step and a watchdog beat."""
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -12,25 +14,104 @@ from typing import Any
 
 import numpy as np
 
+from rl_cli.errors import UserError
 from rl_cli.reporting import summarise_chunk
+
+MAX_NAME_LENGTH = 200  # leaves room for the `-N` suffix within the usual 255-byte file names
+
+
+def check_run_name(run_name: str | None) -> None:
+    """A run name is one directory name inside the log directory, never a path: no separators,
+    no `..`, not empty, no control characters, not too long."""
+    if run_name is None:
+        return
+    fix = "pass a plain name such as --run-name my-run"
+    if not run_name.strip():
+        raise UserError(f"--run-name is empty; {fix} (or leave it out for algo-env-time)")
+    if "/" in run_name or "\\" in run_name:
+        raise UserError(f"--run-name '{run_name}' contains a path separator: it names a "
+                        f"directory inside --logdir, not a path; {fix} (and choose the "
+                        "parent with --logdir)")
+    if ".." in run_name or run_name == ".":
+        raise UserError(f"--run-name '{run_name}' contains '..' or is '.', which would leave "
+                        f"--logdir; {fix}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in run_name):
+        raise UserError(f"--run-name {run_name!r} contains control characters; {fix}")
+    if len(run_name.encode()) > MAX_NAME_LENGTH:
+        raise UserError(f"--run-name is {len(run_name.encode())} bytes long, more than "
+                        f"{MAX_NAME_LENGTH}; {fix}")
+
+
+def check_logdir(logdir: Path) -> None:
+    """`logdir` is a directory this process can create run directories in, or can be created:
+    its nearest existing ancestor is a writable directory. Nothing is written."""
+    if "\0" in str(logdir):
+        raise UserError(f"--logdir {str(logdir)!r} contains a NUL character; pass a directory")
+    if logdir.exists() and not logdir.is_dir():
+        raise UserError(f"--logdir '{logdir}' is a file, not a directory; pass a directory "
+                        "(it is created if missing), e.g. --logdir runs")
+    ancestor = logdir
+    while not ancestor.exists():
+        if ancestor.is_symlink():
+            raise UserError(f"--logdir '{logdir}': '{ancestor}' is a broken symbolic link; "
+                            "remove it or pass another directory")
+        parent = ancestor.parent
+        if parent == ancestor:
+            break
+        ancestor = parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise UserError(f"--logdir '{logdir}' cannot be created: '{ancestor}' is a file, not a "
+                        "directory; pass a directory under an existing directory")
+    if ancestor.is_dir() and not _writable(ancestor):
+        what = "--logdir" if ancestor == logdir else f"--logdir '{logdir}' cannot be created:"
+        raise UserError(f"{what} '{ancestor}' is not writable; pass a directory you can write "
+                        "to (e.g. --logdir runs) or fix its permissions")
+
+
+def _writable(directory: Path) -> bool:
+    """Whether a directory can be created in `directory`: the permission bits (which root
+    ignores), then a real probe (an empty directory, removed at once), which also catches
+    read-only file systems and pseudo file systems such as /proc."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return False
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".rl-probe-", dir=directory))
+    except OSError:
+        return False
+    return True
+
+
+def check_output(logdir: Path, run_name: str | None) -> None:
+    """Every check on where a run will be written, before anything compiles or is written."""
+    check_run_name(run_name)
+    check_logdir(logdir)
 
 
 def new_run_dir(logdir: Path, stem: str, run_name: str | None = None) -> Path:
     """Creates `logdir/<run_name>` (default `<stem>-<time>`), or `...-2`, `-3`, ... when that
-    exists, so that no run overwrites another."""
+    exists, so that no run overwrites another. The name and the log directory are checked first
+    (`check_output`); a failure to create the directory is a UserError."""
+    check_output(logdir, run_name)
     name = run_name or f"{stem.replace('/', '_')}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     path, i = logdir / name, 1
     while path.exists():
         i += 1
         path = logdir / f"{name}-{i}"
-    path.mkdir(parents=True)
+    try:
+        path.mkdir(parents=True)
+    except OSError as e:
+        raise UserError(f"cannot create the run directory '{path}' ({e.strerror}); pass a "
+                        "--logdir you can write to") from None
     return path
 
 
-def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any) -> Callable[[Any], None]:
+def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = None,
+                   console: Any = None) -> Callable[[Any], None]:
     """`on_chunk` for `rl_core.run_members`: summarises the chunk's `EPISODE_METRICS`, logs it
     (when this process writes), advances the progress view with the mean return and tells the
-    watchdog what runs next."""
+    watchdog what runs next. With a `HealthMonitor` (rl_cli.health) and a console, prints its
+    warnings (NaN/inf, diverging losses; `--halt-on-nan` raises there, after logging the chunk);
+    after the first chunk, prints the estimated time per chunk and for the rest of the run."""
 
     def on_chunk(rep: Any) -> None:
         chunk = summarise_chunk(rep.metrics)
@@ -39,6 +120,15 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any) -> Callable[[Any
         ret = chunk["episode_return"]
         view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
                     float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else math.nan)
+        if console is not None and rep.chunk == 0 and rep.num_chunks > 1:
+            left, per_chunk = rep.num_chunks - 1, rep.elapsed - rep.init_seconds
+            console.print(f"members initialised in {rep.init_seconds:.2f} s; first chunk took "
+                          f"{per_chunk:.2f} s: about {per_chunk * left:.0f} s for the {left} "
+                          "chunks left")
+        if health is not None:
+            for line in health.observe(rep):
+                if console is not None:
+                    console.print(line, style="bold yellow", markup=False, highlight=False)
         dog.beat(f"running chunk {rep.chunk + 2}/{rep.num_chunks} "
                  f"(update {rep.updates_done}/{algo.num_updates})")
 

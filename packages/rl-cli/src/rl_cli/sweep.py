@@ -255,18 +255,37 @@ def plan_sweep(req: SweepRequest) -> SweepPlan:
     for key, values in req.grid.items():
         if not values:
             raise UserError(f"--grid {key} has no values")
+    from rl_cli.capacity import check_capacity, check_member_count
+
+    num_points = math.prod(len(v) for v in req.grid.values()) * (
+        req.num_samples if req.sample else 1)
+    check_member_count(num_points * req.num_seeds, "the sweep's points x seeds")
     points = sweep_points(prepared.hparams, req.grid, req.sample, req.num_samples, req.seed)
     seeds = [req.seed + i for i in range(req.num_seeds)]
+    mesh = member_mesh_for(req.devices)
+    algo = prepared.algorithm
+    from rl_algos.common import hparams_as_arrays
+    from rl_core import chunk_length
+
+    check_capacity(algo, hparams_as_arrays(points[0]),
+                   req.log_every or chunk_length(algo.num_updates),
+                   per_device(len(points) * len(seeds), mesh), "the sweep's points x seeds")
     members = members_of(len(points), seeds)
-    return SweepPlan(req, prepared, points, swept, members, member_mesh_for(req.devices))
+    return SweepPlan(req, prepared, points, swept, members, mesh)
+
+
+def per_device(members: int, mesh: Any) -> int:
+    """Members each device holds (the member axis is padded to a multiple of the devices)."""
+    return members if mesh is None else -(-members // int(mesh.devices.size))
 
 
 def member_inputs(plan: SweepPlan) -> tuple[Any, Any]:
     """`keys[M, 2]` (member seed) and hparams of `[M]` float32 arrays."""
-    import jax
     import jax.numpy as jnp
 
-    keys = jnp.stack([jax.random.PRNGKey(m.seed) for m in plan.members])
+    from rl_cli.runner import member_keys
+
+    keys = member_keys([m.seed for m in plan.members])
     cls = type(plan.points[0])
     columns = {f: np.array([getattr(plan.points[m.point], f) for m in plan.members], np.float32)
                for f in cls._fields}
@@ -364,12 +383,14 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     import jax
     from rich.console import Console
 
+    from rl_cli.health import HealthMonitor
     from rl_cli.overrides import as_jsonable
     from rl_cli.reporting import ProgressView, SweepLogger, ranking_table
-    from rl_cli.session import chunk_observer, new_run_dir
+    from rl_cli.session import check_output, chunk_observer, new_run_dir
     from rl_cli.watchdog import Watchdog
     from rl_core import is_main_process
 
+    check_output(logdir, run_name)
     plan = plan_sweep(req)  # every user mistake surfaces here, before any file or compile
     main = is_main_process()
     console = console or Console(quiet=not main)
@@ -411,7 +432,8 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                 console.print(f"compiled once in {compiled.compile_seconds:.2f} s")
                 dog.beat(f"running chunk 1/{compiled.num_chunks}")
 
-            on_chunk = chunk_observer(algo, logger, view, dog)
+            health = HealthMonitor([m.name for m in plan.members])
+            on_chunk = chunk_observer(algo, logger, view, dog, health, console)
 
             result = run_sweep(plan, on_compiled, on_chunk)
         dog.beat("saving results")
@@ -428,6 +450,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         "run_seconds": result.run_seconds,
         "steps_per_second": n * total_steps / result.run_seconds,
         "run_dir": str(run_dir),
+        **health.summary(),
     }
     if logger is not None and run_dir is not None:
         logger.close(result.final_returns)

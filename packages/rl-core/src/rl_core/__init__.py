@@ -11,7 +11,9 @@ from rl_core.loops import make_train, rollout, scan_updates
 from rl_core.members import (
     ChunkReport,
     CompiledRun,
+    chunk_health,
     chunk_length,
+    chunk_program,
     compile_members,
     map_members,
     run_members,
@@ -84,6 +86,7 @@ __all__ = [
     "FlattenStructuredObservation",
     "MultiDiscrete", "NormalizeObservation", "NormalizeReward", "RunnerState", "RunningMeanStd",
     "STATE_INFO_KEYS", "Space", "TimeStep", "TrainResult", "TrainState", "Transition", "VectorEnv",
-    "Wrapper", "check_environment", "chunk_length", "compile_members", "describe",
+    "Wrapper", "check_environment", "chunk_health", "chunk_length",
+    "chunk_program", "compile_members", "describe",
     "flatten_observation", "make_train", "map_members", "rollout", "run_members", "scan_updates",
 ]

@@ -59,6 +59,31 @@ class ChunkReport(NamedTuple):
     updates_done: int
     metrics: dict[str, Any]  # each `[M, chunk_len]`
     elapsed: float  # seconds since the first chunk was dispatched
+    health: dict[str, Any] | None = None  # `chunk_health`'s fields, each `[M]`
+    init_seconds: float = 0.0  # of `elapsed`, the members' initialisation (before chunk 0)
+
+
+def chunk_health(algo: Algorithm, carry: Any, metrics: dict[str, Any]) -> dict[str, Any]:
+    """Whether one member's chunk stayed finite, as reductions inside the compiled program (no
+    host callback): `first_nonfinite_update`, the index within the chunk of the first update with
+    a NaN or infinite metric (-1: none), and `params_finite`, whether every floating leaf of the
+    member's agent (`algo.agent(carry)`: parameters, observation statistics) is finite at the end
+    of the chunk (True when the algorithm has no `agent`). Reads the carry, never changes it."""
+    jnp = jax.numpy
+    per_update = [jnp.all(jnp.isfinite(v.reshape(v.shape[0], -1)), axis=1)
+                  for v in metrics.values() if jnp.issubdtype(v.dtype, jnp.inexact)]
+    if per_update:
+        finite = jnp.all(jnp.stack(per_update), axis=0)
+        first = jnp.where(jnp.all(finite), -1, jnp.argmin(finite)).astype(jnp.int32)
+    else:
+        first = jnp.asarray(-1, jnp.int32)
+    params_ok = jnp.asarray(True)
+    if algo.agent is not None:
+        leaves = [x for x in jax.tree.leaves(algo.agent(carry))
+                  if jnp.issubdtype(jnp.result_type(x), jnp.inexact)]
+        if leaves:
+            params_ok = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+    return {"first_nonfinite_update": first, "params_finite": params_ok}
 
 
 class CompiledRun(NamedTuple):
@@ -68,7 +93,7 @@ class CompiledRun(NamedTuple):
     `num_members` real ones are padded on the way in and unpadded on the way out."""
 
     init: Any  # compiled `(keys[M], hparams[M]) -> carry[M]`, on one device
-    chunk: Any  # compiled `(carry[Mp], hparams[Mp]) -> (carry[Mp], metrics[Mp, L])`
+    chunk: Any  # compiled `(carry[Mp], hparams[Mp]) -> (carry[Mp], metrics[Mp, L], health[Mp])`
     num_chunks: int
     chunk_len: int
     compile_seconds: float
@@ -88,6 +113,18 @@ def init_members(algo: Algorithm) -> Callable[[jax.Array, Any], Any]:
     return lambda keys, hparams: jax.lax.map(lambda a: algo.init(*a), (keys, hparams))
 
 
+def chunk_program(algo: Algorithm, chunk_len: int) -> Callable[[Any, Any], Any]:
+    """`(carry[M], hparams[M]) -> (carry[M], metrics[M, chunk_len], health[M])`, the function
+    `compile_members` compiles (with its carry donated): `chunk_len` updates of every member and
+    each member's `chunk_health`."""
+
+    def one_member(c: Any, h: Any) -> Any:
+        c, metrics = scan_updates(algo, c, h, chunk_len)
+        return c, metrics, chunk_health(algo, c, metrics)
+
+    return lambda carry, hp: map_members(one_member)(carry, hp)
+
+
 def compile_members(
     algo: Algorithm,
     keys: jax.Array,
@@ -105,8 +142,7 @@ def compile_members(
     if algo.num_updates % chunk_len:
         raise ValueError(f"chunk_len {chunk_len} must divide num_updates {algo.num_updates}.")
 
-    def chunk(carry, hp):
-        return map_members(lambda c, h: scan_updates(algo, c, h, chunk_len))(carry, hp)
+    chunk = chunk_program(algo, chunk_len)
 
     m = len(keys)
     t0 = time.perf_counter()
@@ -125,7 +161,7 @@ def compile_members(
         keys_a, hp_a = _leading(keys, padded), _leading(hparams, padded)
         carry_shape = jax.eval_shape(jax.vmap(algo.init), keys_a, hp_a)
         chunk_c = jax.jit(chunk, donate_argnums=0, in_shardings=(shard, shard),
-                          out_shardings=(shard, rep)).lower(carry_shape, hp_a).compile()
+                          out_shardings=(shard, rep, rep)).lower(carry_shape, hp_a).compile()
     return CompiledRun(init_c, chunk_c, algo.num_updates // chunk_len, chunk_len,
                        time.perf_counter() - t0, mesh, m, padded)
 
@@ -137,21 +173,23 @@ def run_members(
     on_chunk: Callable[[ChunkReport], None] | None = None,
 ) -> TrainResult:
     """Runs every chunk of a compiled multi-member run. `on_chunk` is called on the host after each
-    chunk with its metrics (the next chunk is already dispatched, so the device does not wait).
+    chunk with its metrics and health (the next chunk is already dispatched, so the device does
+    not wait); an exception it raises stops the run there (e.g. at the first non-finite chunk).
     Returns the final carry and all metrics `[M, num_updates]`.
 
     On a mesh, the inputs are padded and sharded here, and the final carry comes back as host
     numpy arrays of the `M` real members (gathered from every process)."""
     t0 = time.perf_counter()
     m = len(keys)
-    carry = compiled.init(keys, hparams)
+    carry = jax.block_until_ready(compiled.init(keys, hparams))  # chunk 0 waits for it anyway
+    init_seconds = time.perf_counter() - t0
     if compiled.mesh is not None:
         carry, hparams = put_members(
             pad_members((to_host(carry), hparams), compiled.num_padded), compiled.mesh)
     pending = None
     collected: list[dict[str, Any]] = []
 
-    def report(i: int, metrics: Any) -> None:
+    def report(i: int, metrics: Any, health: Any) -> None:
         host = {k: v[:m] for k, v in jax.device_get(metrics).items()}
         collected.append(host)
         if on_chunk is not None:
@@ -159,14 +197,15 @@ def run_members(
                 ChunkReport(
                     i, compiled.num_chunks, (i + 1) * compiled.chunk_len, host,
                     time.perf_counter() - t0,
+                    {k: v[:m] for k, v in jax.device_get(health).items()}, init_seconds,
                 )
             )
 
     for i in range(compiled.num_chunks):
-        carry, metrics = compiled.chunk(carry, hparams)
+        carry, metrics, health = compiled.chunk(carry, hparams)
         if pending is not None:
             report(*pending)
-        pending = (i, metrics)
+        pending = (i, metrics, health)
     if pending is not None:
         report(*pending)
     all_metrics = {k: np.concatenate([c[k] for c in collected], axis=1) for k in collected[0]}

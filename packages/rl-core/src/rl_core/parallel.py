@@ -177,8 +177,8 @@ def data_parallel(local: Any, mesh: Mesh, axis: str = DATA_AXIS) -> Any:
     def agent(carry: Any) -> Any:  # identical on every device: device 0's copy
         return local.agent(jax.tree.map(lambda x: x[0], carry))
 
-    return Algorithm(init, update, local.num_updates, local.steps_per_update * d, agent,
-                     local.policy)
+    return Algorithm(init, update, local.num_updates, local.steps_per_update * d,
+                     agent if local.agent is not None else None, local.policy)
 
 
 # --------------------------------------------------------------------------- several hosts

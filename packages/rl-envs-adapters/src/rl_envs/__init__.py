@@ -29,7 +29,13 @@ def make(env_id: str, **kwargs: Any) -> Any:
     prefix, name = split_id(env_id)
     if not backend_installed(prefix):
         raise MissingBackendError(missing_extra_message(prefix))
-    env = adapter_module(prefix).make(name, **kwargs)
+    try:
+        env = adapter_module(prefix).make(name, **kwargs)
+    except TypeError as e:  # a parameter the environment does not take
+        if "keyword argument" not in str(e):
+            raise
+        raise EnvError(f"{env_id} does not take the parameter(s) {', '.join(map(repr, kwargs))}"
+                       f" ({e})") from None
     env.env_id = env_id
     return env
 
