@@ -9,7 +9,7 @@ training carry, and the actor-critic policy of PPO, DPO, LPO and VPG."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
@@ -78,6 +78,30 @@ def actor_critic_model(env: Any, config: Any) -> Callable[[jax.Array], Any]:
     return actor_critic_factory(distribution_for(env.action_space), flat_size(
         env.observation_space), config.hidden_sizes, config.activation,
         image_part(env, part) if part else None, getattr(config, "cnn_channels", 0))
+
+
+class ActorCriticSetup(NamedTuple):
+    """What PPO's family and VPG build before their functions: the standard wrapper stack (with
+    the config's normalisers), the action distribution, the model builder and its static part,
+    and the acting policy."""
+
+    venv: Any
+    dist: Any
+    make_model: Callable[[jax.Array], Any]
+    static: Any
+    policy: Policy
+
+
+def actor_critic_setup(env: Any, config: Any, num_envs: int) -> ActorCriticSetup:
+    """`ActorCriticSetup` for `num_envs` environments of `env` (one device's share when data
+    parallel)."""
+    from rl_algos.common.envs import make_vector_env
+
+    venv = make_vector_env(env, num_envs, normalize_observations=config.normalize_observations,
+                           normalize_rewards=config.normalize_rewards)
+    make_model = actor_critic_model(env, config)
+    return ActorCriticSetup(venv, distribution_for(env.action_space), make_model,
+                            model_structure(make_model)[1], actor_critic_policy(env, config))
 
 
 def actor_critic_policy(env: Any, config: Any) -> Policy:

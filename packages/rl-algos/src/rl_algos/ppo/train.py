@@ -22,14 +22,8 @@ import jax
 import jax.numpy as jnp
 
 from rl_algos.common.config import require
-from rl_algos.common.distributions import distribution_for
-from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.policy import (
-    actor_critic_model,
-    actor_critic_policy,
-    agent_fn,
-    model_structure,
-)
+from rl_algos.common.envs import episode_metrics
+from rl_algos.common.policy import actor_critic_setup, agent_fn
 from rl_algos.common.returns import gae
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.ppo.config import PPOConfig
@@ -57,15 +51,7 @@ def make_algorithm(
     axis_name = None if data_axis is None else data_axis.name
     num_envs = config.num_envs // n_dev  # this device's environments
     batch_size = config.batch_size // n_dev  # this device's transitions per update
-    venv = make_vector_env(
-        env, num_envs,
-        normalize_observations=config.normalize_observations,
-        normalize_rewards=config.normalize_rewards,
-    )
-    dist: Any = distribution_for(env.action_space)
-    make_model = actor_critic_model(env, config)
-    static = model_structure(make_model)[1]
-    policy = actor_critic_policy(env, config)
+    venv, dist, make_model, static, policy = actor_critic_setup(env, config, num_envs)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
     def optimizer(hp: Any) -> Any:

@@ -10,52 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rl_algos.common.config import (
-    HParamsBase,
-    RolloutConfig,
-    check_ranges,
-    hparams,
-    require,
-    require_positive,
-)
-from rl_algos.common.networks import check_network
+from rl_algos.common.config import HParamsBase, check_ranges, hparams, require
+from rl_algos.common.offpolicy import OffPolicyConfig
 
 
 @dataclass(frozen=True)
-class SACConfig(RolloutConfig):
-    """Static fields. One update collects `num_steps` steps of `num_envs` environments into the
-    replay buffer, then takes `gradient_steps` steps, each on its own minibatch of `batch_size`:
-    critics, actor and temperature, then the Polyak update of the target critics. The
-    update-to-data ratio is `gradient_steps / (num_envs * num_steps)`."""
+class SACConfig(OffPolicyConfig):
+    """Static fields: `OffPolicyConfig`'s update (collect, then `gradient_steps` steps on fresh
+    minibatches: critics, actor and temperature, then the Polyak update of the target critics)
+    with the papers' defaults."""
 
     total_timesteps: int = 1_000_000
-    num_envs: int = 1
-    num_steps: int = 1
-    gradient_steps: int = 1
-    batch_size: int = 256
-    buffer_size: int = 1_000_000
-    learning_starts: int = 5_000  # environment steps of uniformly random actions, no learning
-    hidden_sizes: tuple[int, ...] = (256, 256)
-    activation: str = "relu"
-
-    @property
-    def update_to_data(self) -> float:
-        return self.gradient_steps / self.steps_per_update
-
-    def validate(self) -> None:
-        super().validate()
-        require_positive(self, "gradient_steps", "batch_size", "buffer_size")
-        require(self.learning_starts >= 0,
-                f"learning_starts must be >= 0, got {self.learning_starts}")
-        require(
-            self.buffer_size >= max(self.steps_per_update, self.gradient_steps * self.batch_size),
-            f"buffer_size={self.buffer_size} must hold one update's transitions "
-            f"({self.steps_per_update}) and its gradient_steps*batch_size="
-            f"{self.gradient_steps * self.batch_size} samples; raise buffer_size",
-        )
-        require(len(self.hidden_sizes) >= 1,
-                f"hidden_sizes must be one or more positive sizes, got {self.hidden_sizes}")
-        check_network(self.hidden_sizes, self.activation)
 
 
 @hparams

@@ -16,12 +16,19 @@ from typing import Any, NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
-from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.policy import agent_fn, flat_size, model_structure
-from rl_algos.common.replay import ReplayBuffer
+from rl_algos.common.envs import episode_metrics
+from rl_algos.common.offpolicy import (
+    BoxActions,
+    actor_critic_makers,
+    off_policy_setup,
+    polyak,
+    replay_example,
+    replay_items,
+    uniform_from_normal,
+)
+from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.sac.config import SACConfig
 from rl_algos.sac.losses import (
     sac_actor_loss,
@@ -32,11 +39,9 @@ from rl_algos.sac.losses import (
 from rl_algos.sac.networks import GaussianActor
 from rl_algos.td3.losses import critic_loss
 from rl_algos.td3.networks import TwinCritic
-from rl_algos.td3.train import check_action_space, polyak
 from rl_core import (
     Agent,
     Algorithm,
-    Box,
     Policy,
     RunnerState,
     TrainResult,
@@ -65,31 +70,18 @@ class SACExtras(NamedTuple):
 def networks(env: Any, config: SACConfig) -> tuple[Callable[[jax.Array], GaussianActor],
                                                    Callable[[jax.Array], TwinCritic]]:
     """`key -> GaussianActor` and `key -> TwinCritic` over the flattened observation of `env`."""
-    space = check_action_space(env.action_space)
-    if not isinstance(env.observation_space, Box):
-        from rl_algos.common.config import ConfigError
-
-        raise ConfigError(f"sac learns from Box observations, got "
-                          f"{type(env.observation_space).__name__}.")
-    d_obs, d_act, hidden = flat_size(env.observation_space), space.shape[0], config.hidden_sizes
-    return (partial(GaussianActor, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
-                    activation=config.activation),
-            partial(TwinCritic, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
-                    activation=config.activation))
+    return actor_critic_makers(env, config, GaussianActor, TwinCritic, "sac")
 
 
 def make_policy(env: Any, config: SACConfig) -> Policy:
     """SAC's acting: `tanh(mean)` rescaled to the Box bounds (greedy), or `tanh(mean + std z)`
     (sampling, `z [N, A]` a standard normal draw); with `explore` True (the warm-up) the action
-    is uniform instead, `erf(z / sqrt 2) ~ U(-1, 1)` from the same draw. Extras: the action in
-    [-1, 1] (`unit_action`), which the replay buffer stores."""
-    space = check_action_space(env.action_space)
+    is uniform instead (`uniform_from_normal` of the same draw). Extras: the action in [-1, 1]
+    (`unit_action`), which the replay buffer stores."""
     make_actor, make_critic = networks(env, config)
     actor_like, actor_static = model_structure(make_actor)
     critic_like = model_structure(make_critic)[0]
-    loc = jnp.asarray((space.high + space.low) / 2, jnp.float32)
-    half_range = jnp.asarray((space.high - space.low) / 2, jnp.float32)
-    d_act = space.shape[0]
+    box = BoxActions(env.action_space)
 
     def act(agent: Agent, obs: Any, noise: jax.Array, deterministic: bool,
             mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
@@ -100,16 +92,12 @@ def make_policy(env: Any, config: SACConfig) -> Policy:
         else:
             unit = jnp.tanh(mean + jnp.exp(log_std) * noise)
             if explore is not None:
-                uniform = jax.lax.erf(noise / np.sqrt(2.0)).astype(jnp.float32)
-                unit = jnp.where(explore, uniform, unit)
-        return loc + half_range * unit, {"unit_action": unit}
-
-    def noise(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-        return jax.random.normal(key, (*shape, d_act))
+                unit = jnp.where(explore, uniform_from_normal(noise), unit)
+        return box.to_env(unit), {"unit_action": unit}
 
     scalar: Any = jax.ShapeDtypeStruct((), jnp.float32)  # the log-temperature's structure
     like = Agent(SACParams(actor_like, critic_like, scalar))
-    return Policy(like, act, noise)
+    return Policy(like, act, box.noise)
 
 
 def optimizers(hp: Any) -> tuple[Any, Any, Any]:
@@ -121,14 +109,10 @@ def optimizers(hp: Any) -> tuple[Any, Any, Any]:
 def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
     """SAC on `env` (one unbatched environment implementing the port, bounded Box actions)."""
     config.validate()
-    make_actor, make_critic = networks(env, config)
+    make_actor, make_critic, actor_static, critic_static, venv, buffer, d_act = \
+        off_policy_setup(env, config, networks(env, config))
     policy = make_policy(env, config)
-    venv = make_vector_env(env, config.num_envs)
-    d_act = env.action_space.shape[0]
-    actor_static = model_structure(make_actor)[1]
-    critic_static = model_structure(make_critic)[1]
     g, b = config.gradient_steps, config.batch_size
-    buffer = ReplayBuffer(config.buffer_size, g * b)  # every minibatch of an update in one draw
     steps_per_update = config.steps_per_update
 
     def actor_fn(params: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -145,11 +129,7 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
         txs = optimizers(hp)
         opt_state = tuple(tx.init(p) for tx, p in zip(txs, params, strict=True))
         env_state, ts = venv.reset(k_env)
-        obs = jnp.zeros((flat_size(env.observation_space),), jnp.float32)
-        item = {"obs": obs, "action": jnp.zeros((d_act,), jnp.float32),
-                "reward": jnp.zeros((), jnp.float32), "terminated": jnp.zeros((), jnp.bool_),
-                "next_obs": obs}
-        extras = SACExtras(params.critic, buffer.init(item))
+        extras = SACExtras(params.critic, buffer.init(replay_example(env)))
         return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
                            ts, k_run, extras)
 
@@ -215,12 +195,7 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
             venv, partial(act, ts_.params, jnp.logical_not(learning)), carry.env_state,
             carry.timestep, k_roll, config.num_steps,
             policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
-        f32 = jnp.float32
-        items = {"obs": traj.observation.astype(f32), "action": traj.extras["unit_action"],
-                 "reward": traj.reward.astype(f32), "terminated": traj.terminated,
-                 "next_obs": traj.next_observation.astype(f32)}
-        items = jax.tree.map(lambda x: x.reshape(steps_per_update, *x.shape[2:]), items)
-        buf = buffer.add(extras.buffer, items)
+        buf = buffer.add(extras.buffer, replay_items(traj))
         batches = jax.tree.map(lambda x: x.reshape(g, b, *x.shape[1:]),
                                buffer.sample(buf, k_sample))
         z_learn = z[n_explore:].reshape(2, g, b, d_act)

@@ -11,26 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rl_algos.common.config import (
-    HParamsBase,
-    RolloutConfig,
-    check_ranges,
-    hparams,
-    require,
-    require_positive,
-)
-from rl_algos.common.networks import check_network
+from rl_algos.common.config import HParamsBase, check_ranges, hparams, require, require_positive
+from rl_algos.common.offpolicy import OffPolicyConfig
 
 
 @dataclass(frozen=True)
-class TD3Config(RolloutConfig):
+class TD3Config(OffPolicyConfig):
     """Static fields: they shape the compiled program (changing one recompiles).
 
-    One update collects `num_steps` steps of `num_envs` environments (`num_envs * num_steps`
-    transitions into the replay buffer), then takes `gradient_steps` critic steps, each on its own
-    minibatch of `batch_size`; after every `policy_delay` critic steps come one actor step and the
-    Polyak update of both target networks. The update-to-data ratio is
-    `gradient_steps / (num_envs * num_steps)`.
+    `OffPolicyConfig`'s update (collect, then `gradient_steps` critic steps on fresh minibatches);
+    after every `policy_delay` critic steps come one actor step and the Polyak update of both
+    target networks.
     """
 
     total_timesteps: int = 1_000_000
@@ -44,15 +35,9 @@ class TD3Config(RolloutConfig):
     hidden_sizes: tuple[int, ...] = (400, 300)
     activation: str = "relu"
 
-    @property
-    def update_to_data(self) -> float:
-        return self.gradient_steps / self.steps_per_update
-
     def validate(self) -> None:
         super().validate()
-        require_positive(self, "gradient_steps", "policy_delay", "batch_size", "buffer_size")
-        require(self.learning_starts >= 0,
-                f"learning_starts must be >= 0, got {self.learning_starts}")
+        require_positive(self, "policy_delay")
         require(
             self.gradient_steps % self.policy_delay == 0,
             f"gradient_steps={self.gradient_steps} must be a multiple of policy_delay="
@@ -60,15 +45,6 @@ class TD3Config(RolloutConfig):
             f"gradient_steps={self.policy_delay * max(1, self.gradient_steps // self.policy_delay)}"
             " and scale num_steps to keep the update-to-data ratio",
         )
-        require(
-            self.buffer_size >= max(self.steps_per_update, self.gradient_steps * self.batch_size),
-            f"buffer_size={self.buffer_size} must hold one update's transitions "
-            f"({self.steps_per_update}) and its gradient_steps*batch_size="
-            f"{self.gradient_steps * self.batch_size} samples; raise buffer_size",
-        )
-        require(len(self.hidden_sizes) >= 1,
-                f"hidden_sizes must be one or more positive sizes, got {self.hidden_sizes}")
-        check_network(self.hidden_sizes, self.activation)
 
 
 @hparams

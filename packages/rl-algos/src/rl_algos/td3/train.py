@@ -16,13 +16,19 @@ from typing import Any, NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
-from rl_algos.common.config import ConfigError
-from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.policy import agent_fn, flat_size, model_structure
-from rl_algos.common.replay import ReplayBuffer
+from rl_algos.common.envs import episode_metrics
+from rl_algos.common.offpolicy import (
+    BoxActions,
+    actor_critic_makers,
+    off_policy_setup,
+    polyak,
+    replay_example,
+    replay_items,
+    uniform_from_normal,
+)
+from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.td3.config import TD3Config
 from rl_algos.td3.losses import (
     actor_loss,
@@ -34,7 +40,6 @@ from rl_algos.td3.networks import Actor, TwinCritic
 from rl_core import (
     Agent,
     Algorithm,
-    Box,
     Policy,
     RunnerState,
     TrainResult,
@@ -57,24 +62,6 @@ class TD3Extras(NamedTuple):
 
     target: TD3Params
     buffer: Any
-
-
-def check_action_space(space: Any) -> Box:
-    """TD3 acts in a bounded vector Box; anything else is refused with the reason."""
-    if not isinstance(space, Box):
-        raise ConfigError(f"td3 needs a Box (continuous) action space, got "
-                          f"{type(space).__name__}; for discrete actions use 'ppo' or 'pqn'.")
-    if len(space.shape) != 1:
-        raise ConfigError(f"td3 needs vector actions, got shape {space.shape}.")
-    if not space.bounded:
-        raise ConfigError("td3 squashes actions into the Box bounds, which must be finite; "
-                          f"this environment's are {space!r}.")
-    return space
-
-
-def polyak(target: Any, online: Any, tau: jax.Array) -> Any:
-    """`target <- tau * online + (1 - tau) * target`, leaf by leaf."""
-    return jax.tree.map(lambda t, o: t + tau * (o - t), target, online)
 
 
 def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
@@ -156,31 +143,19 @@ def make_learn(actor_static: Any, critic_static: Any, policy_delay: int) -> Call
 def networks(env: Any, config: TD3Config) -> tuple[Callable[[jax.Array], Actor],
                                                    Callable[[jax.Array], TwinCritic]]:
     """`key -> Actor` and `key -> TwinCritic` over the flattened observation of `env`."""
-    space = check_action_space(env.action_space)
-    if not isinstance(env.observation_space, Box):
-        raise ConfigError(f"td3 learns from Box observations, got "
-                          f"{type(env.observation_space).__name__}.")
-    d_obs, d_act, hidden = flat_size(env.observation_space), space.shape[0], config.hidden_sizes
-    return (partial(Actor, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
-                    activation=config.activation),
-            partial(TwinCritic, d_obs=d_obs, d_action=d_act, hidden=tuple(hidden),
-                    activation=config.activation))
+    return actor_critic_makers(env, config, Actor, TwinCritic, "td3")
 
 
 def make_policy(env: Any, config: TD3Config) -> Policy:
     """TD3's acting: the actor's action in [-1, 1] rescaled to the Box bounds (greedy), plus
     Gaussian noise of std `explore[0]` clipped to [-1, 1] when sampling; while `explore[1]`
-    (the warm-up) the action is uniform instead: `erf(z / sqrt 2) = 2 Phi(z) - 1 ~ U(-1, 1)` for
-    the same standard normal draw `z [N, A]` (the two are never both used, so one draw serves
-    both). `explore=None` samples with the paper's exploration noise, 0.1. Extras: the action in
-    [-1, 1] (`unit_action`), which the replay buffer stores."""
-    space = check_action_space(env.action_space)
+    (the warm-up) the action is uniform instead (`uniform_from_normal` of the same standard
+    normal draw `z [N, A]`). `explore=None` samples with the paper's exploration noise, 0.1.
+    Extras: the action in [-1, 1] (`unit_action`), which the replay buffer stores."""
     make_actor, make_critic = networks(env, config)
     actor_like, actor_static = model_structure(make_actor)
     critic_like = model_structure(make_critic)[0]
-    loc = jnp.asarray((space.high + space.low) / 2, jnp.float32)
-    half_range = jnp.asarray((space.high - space.low) / 2, jnp.float32)
-    d_act = space.shape[0]
+    box = BoxActions(env.action_space)
 
     def act(agent: Agent, obs: Any, noise: jax.Array, deterministic: bool,
             mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
@@ -190,27 +165,19 @@ def make_policy(env: Any, config: TD3Config) -> Policy:
         else:
             scale, exploring = (0.1, False) if explore is None else explore
             noisy = jnp.clip(mu + scale * noise, -1.0, 1.0)
-            unit = jnp.where(exploring, jax.lax.erf(noise / np.sqrt(2.0)).astype(jnp.float32),
-                             noisy)
-        return loc + half_range * unit, {"unit_action": unit}
+            unit = jnp.where(exploring, uniform_from_normal(noise), noisy)
+        return box.to_env(unit), {"unit_action": unit}
 
-    def noise(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-        return jax.random.normal(key, (*shape, d_act))
-
-    return Policy(Agent(TD3Params(actor_like, critic_like)), act, noise)
+    return Policy(Agent(TD3Params(actor_like, critic_like)), act, box.noise)
 
 
 def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
     """TD3 on `env` (one unbatched environment implementing the port, bounded Box actions)."""
     config.validate()
-    make_actor, make_critic = networks(env, config)
+    make_actor, make_critic, actor_static, critic_static, venv, buffer, d_act = \
+        off_policy_setup(env, config, networks(env, config))
     policy = make_policy(env, config)
-    venv = make_vector_env(env, config.num_envs)
-    d_act = env.action_space.shape[0]
-    actor_static = model_structure(make_actor)[1]
-    critic_static = model_structure(make_critic)[1]
     g, d, b = config.gradient_steps, config.policy_delay, config.batch_size
-    buffer = ReplayBuffer(config.buffer_size, g * b)  # every minibatch of an update in one draw
     steps_per_update = config.steps_per_update
 
     learn = make_learn(actor_static, critic_static, d)
@@ -222,11 +189,7 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         actor_tx, critic_tx = optimizers(hp)
         opt_state = (actor_tx.init(params.actor), critic_tx.init(params.critic))
         env_state, ts = venv.reset(k_env)
-        obs = jnp.zeros((flat_size(env.observation_space),), jnp.float32)
-        item = {"obs": obs, "action": jnp.zeros((d_act,), jnp.float32),
-                "reward": jnp.zeros((), jnp.float32), "terminated": jnp.zeros((), jnp.bool_),
-                "next_obs": obs}
-        extras = TD3Extras(params, buffer.init(item))
+        extras = TD3Extras(params, buffer.init(replay_example(env)))
         return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
                            ts, k_run, extras)
 
@@ -248,12 +211,7 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
             venv, partial(act, ts_.params, jnp.logical_not(learning), hp),
             carry.env_state, carry.timestep, k_roll, config.num_steps,
             policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
-        f32 = jnp.float32
-        items = {"obs": traj.observation.astype(f32), "action": traj.extras["unit_action"],
-                 "reward": traj.reward.astype(f32), "terminated": traj.terminated,
-                 "next_obs": traj.next_observation.astype(f32)}
-        items = jax.tree.map(lambda x: x.reshape(steps_per_update, *x.shape[2:]), items)
-        buf = buffer.add(extras.buffer, items)
+        buf = buffer.add(extras.buffer, replay_items(traj))
         batches = jax.tree.map(lambda x: x.reshape(g // d, d, b, *x.shape[1:]),
                                buffer.sample(buf, k_sample))
         operands = (ts_.params, ts_.opt_state, extras.target, batches,

@@ -30,10 +30,6 @@ class VPGConfig(BatchConfig):
     normalize_observations: bool = False
     normalize_rewards: bool = False
 
-    @property
-    def value_minibatch_size(self) -> int:
-        return self.batch_size // self.num_value_minibatches
-
     def validate(self) -> None:
         super().validate()
         require_positive(self, "num_value_epochs", "num_value_minibatches")

@@ -18,14 +18,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from rl_algos.common.distributions import distribution_for
-from rl_algos.common.envs import episode_metrics, make_vector_env
-from rl_algos.common.policy import (
-    actor_critic_model,
-    actor_critic_policy,
-    agent_fn,
-    model_structure,
-)
+from rl_algos.common.envs import episode_metrics
+from rl_algos.common.policy import actor_critic_setup, agent_fn
 from rl_algos.common.returns import gae
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.vpg.config import VPGConfig
@@ -37,15 +31,7 @@ from rl_core import make_train as _make_train
 def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
     """VPG on `env` (one unbatched environment implementing the port)."""
     config.validate()
-    venv = make_vector_env(
-        env, config.num_envs,
-        normalize_observations=config.normalize_observations,
-        normalize_rewards=config.normalize_rewards,
-    )
-    dist: Any = distribution_for(env.action_space)
-    make_model = actor_critic_model(env, config)
-    static = model_structure(make_model)[1]
-    policy = actor_critic_policy(env, config)
+    venv, dist, make_model, static, policy = actor_critic_setup(env, config, config.num_envs)
     n_mb, n_ep = config.num_value_minibatches, config.num_value_epochs
 
     def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:

@@ -1,0 +1,156 @@
+"""What the off-policy continuous-control methods (TD3, SAC) share besides the replay buffer: the
+config of an update (collect, then several gradient steps on sampled minibatches), the
+check of a bounded vector Box, the actor/critic builders over the flattened observation, the
+rescaling of [-1, 1] actions to the Box bounds, the uniform warm-up actions drawn from the
+acting noise, and the Polyak update of target networks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rl_algos.common.config import ConfigError, RolloutConfig, require, require_positive
+from rl_algos.common.envs import make_vector_env
+from rl_algos.common.networks import check_network
+from rl_algos.common.policy import flat_size, model_structure
+from rl_algos.common.replay import ReplayBuffer
+from rl_core import Box
+
+
+@dataclass(frozen=True)
+class OffPolicyConfig(RolloutConfig):
+    """One update collects `num_steps` steps of `num_envs` environments into the replay buffer,
+    then takes `gradient_steps` steps, each on its own minibatch of `batch_size`; uniformly
+    random actions and no learning for the first `learning_starts` environment steps. The
+    update-to-data ratio is `gradient_steps / (num_envs * num_steps)`."""
+
+    num_envs: int = 1
+    num_steps: int = 1
+    gradient_steps: int = 1
+    batch_size: int = 256
+    buffer_size: int = 1_000_000
+    learning_starts: int = 5_000
+    hidden_sizes: tuple[int, ...] = (256, 256)
+    activation: str = "relu"
+
+    @property
+    def update_to_data(self) -> float:
+        return self.gradient_steps / self.steps_per_update
+
+    def validate(self) -> None:
+        super().validate()
+        require_positive(self, "gradient_steps", "batch_size", "buffer_size")
+        require(self.learning_starts >= 0,
+                f"learning_starts must be >= 0, got {self.learning_starts}")
+        require(
+            self.buffer_size >= max(self.steps_per_update, self.gradient_steps * self.batch_size),
+            f"buffer_size={self.buffer_size} must hold one update's transitions "
+            f"({self.steps_per_update}) and its gradient_steps*batch_size="
+            f"{self.gradient_steps * self.batch_size} samples; raise buffer_size",
+        )
+        require(len(self.hidden_sizes) >= 1,
+                f"hidden_sizes must be one or more positive sizes, got {self.hidden_sizes}")
+        check_network(self.hidden_sizes, self.activation)
+
+
+def check_action_space(space: Any, algo: str) -> Box:
+    """A bounded vector Box; anything else is refused with the reason."""
+    if not isinstance(space, Box):
+        raise ConfigError(f"{algo} needs a Box (continuous) action space, got "
+                          f"{type(space).__name__}; for discrete actions use 'ppo' or 'pqn'.")
+    if len(space.shape) != 1:
+        raise ConfigError(f"{algo} needs vector actions, got shape {space.shape}.")
+    if not space.bounded:
+        raise ConfigError(f"{algo} squashes actions into the Box bounds, which must be finite; "
+                          f"this environment's are {space!r}.")
+    return space
+
+
+def actor_critic_makers(env: Any, config: OffPolicyConfig, actor_cls: type, critic_cls: type,
+                        algo: str) -> tuple[Callable[[jax.Array], Any], Callable[[jax.Array], Any]]:
+    """`key -> actor` and `key -> critic` (`cls(key, d_obs, d_action, hidden, activation)`) over
+    the flattened observation of `env`; its spaces checked."""
+    space = check_action_space(env.action_space, algo)
+    if not isinstance(env.observation_space, Box):
+        raise ConfigError(f"{algo} learns from Box observations, got "
+                          f"{type(env.observation_space).__name__}.")
+    kw = dict(d_obs=flat_size(env.observation_space), d_action=space.shape[0],
+              hidden=tuple(config.hidden_sizes), activation=config.activation)
+    return partial(actor_cls, **kw), partial(critic_cls, **kw)
+
+
+class OffPolicySetup(NamedTuple):
+    """What an off-policy `make_algorithm` builds before its functions: the network builders and
+    their static parts, the vectorised environments, the replay buffer (sampling every minibatch
+    of an update in one draw) and the action dimension."""
+
+    make_actor: Callable[[jax.Array], Any]
+    make_critic: Callable[[jax.Array], Any]
+    actor_static: Any
+    critic_static: Any
+    venv: Any
+    buffer: ReplayBuffer
+    d_act: int
+
+
+def off_policy_setup(env: Any, config: OffPolicyConfig,
+                     makers: tuple[Callable[[jax.Array], Any], Callable[[jax.Array], Any]]
+                     ) -> OffPolicySetup:
+    make_actor, make_critic = makers
+    buffer = ReplayBuffer(config.buffer_size, config.gradient_steps * config.batch_size)
+    return OffPolicySetup(make_actor, make_critic, model_structure(make_actor)[1],
+                          model_structure(make_critic)[1], make_vector_env(env, config.num_envs),
+                          buffer, int(env.action_space.shape[0]))
+
+
+class BoxActions:
+    """Actions in [-1, 1] mapped to a Box's bounds, and the acting noise: standard normals
+    `[*batch, A]`, which also give the warm-up's uniform actions."""
+
+    def __init__(self, space: Box):
+        self.loc = jnp.asarray((space.high + space.low) / 2, jnp.float32)
+        self.half_range = jnp.asarray((space.high - space.low) / 2, jnp.float32)
+        self.dim = int(space.shape[0])
+
+    def to_env(self, unit: jax.Array) -> jax.Array:
+        return self.loc + self.half_range * unit
+
+    def noise(self, key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        return jax.random.normal(key, (*shape, self.dim))
+
+
+def uniform_from_normal(z: jax.Array) -> jax.Array:
+    """`erf(z / sqrt 2) = 2 Phi(z) - 1 ~ U(-1, 1)` for a standard normal `z`: the warm-up's
+    uniform action from the same draw as the exploration noise (the two are never both used)."""
+    return jax.lax.erf(z / np.sqrt(2.0)).astype(jnp.float32)
+
+
+def replay_example(env: Any) -> dict[str, jax.Array]:
+    """One replay item of zeros (what `ReplayBuffer.init` needs): the flattened observation, the
+    action in [-1, 1], the reward, the termination flag and the true next observation."""
+    obs = jnp.zeros((flat_size(env.observation_space),), jnp.float32)
+    return {"obs": obs, "action": jnp.zeros((env.action_space.shape[0],), jnp.float32),
+            "reward": jnp.zeros((), jnp.float32), "terminated": jnp.zeros((), jnp.bool_),
+            "next_obs": obs}
+
+
+def replay_items(traj: Any) -> dict[str, jax.Array]:
+    """A rollout's `[T, N]` transitions as `T*N` replay items (the acting policy's
+    `unit_action` extras are the stored actions). Only termination is kept: a truncated
+    transition has its true final observation as `next_obs` and bootstraps from it."""
+    f32 = jnp.float32
+    items = {"obs": traj.observation.astype(f32), "action": traj.extras["unit_action"],
+             "reward": traj.reward.astype(f32), "terminated": traj.terminated,
+             "next_obs": traj.next_observation.astype(f32)}
+    return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), items)
+
+
+def polyak(target: Any, online: Any, tau: jax.Array) -> Any:
+    """`target <- tau * online + (1 - tau) * target`, leaf by leaf."""
+    return jax.tree.map(lambda t, o: t + tau * (o - t), target, online)
