@@ -244,6 +244,20 @@ CASES: dict[str, Case] = {
                                   "run"),
     "eval other spaces": Case(["eval", "{run}", "--env", "pgx/connect_four"], "other spaces",
                               "run"),
+    # rl render and rl plot
+    "render missing run dir": Case(["render", "{tmp}/nothing"], "does not exist"),
+    "render member out of range": Case(["render", "{run}", "--member", "5"],
+                                       "--member 5 is out of range", "run"),
+    "render wrong file type": Case(["render", "{run}", "--out", "{tmp}/x.gif"],
+                                   "renders to a .svg file", "run"),
+    "render max steps zero": Case(["render", "{run}", "--max-steps", "0"],
+                                  "--max-steps must be >= 1", "run"),
+    "render params truncated": Case(["render", "{run}"], "params.eqx", "run_params_truncated"),
+    "plot missing run dir": Case(["plot", "{tmp}/nothing", "--out", "{tmp}/p.png"],
+                                 "has no config.json"),
+    "plot run without metrics": Case(["plot", "{run}", "--out", "{tmp}/p.png"],
+                                     "has no metrics.jsonl", "run"),
+    "plot without --out": Case(["plot", "{run}"], "--out", "run"),
 }
 
 
@@ -289,7 +303,8 @@ def test_hostile_input_is_one_line_and_writes_nothing(name: str, tmp_path: Path,
 
 def test_the_table_is_large_enough() -> None:
     assert len(CASES) >= 45
-    assert {c.argv[0] for c in CASES.values()} >= {"run", "sweep", "evolve", "eval"}
+    assert {c.argv[0] for c in CASES.values()} >= {"run", "sweep", "evolve", "eval", "render",
+                                                   "plot"}
 
 
 # --------------------------------------------------------------------------- docs/errors.md
