@@ -9,20 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
-from rl_cli.main import main
 from rl_cli.watchdog import Watchdog
 
 TINY = ["--set", "num_steps=16", "--set", "num_minibatches=2", "--set", "num_epochs=1",
         "--total-timesteps", "1280"]
 
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def test_run_writes_everything(tmp_path: Path, capsys) -> None:

@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from rl_cli.main import main
+from cli_helpers import run_cli
 
 TINY = {
     "dpo": ("gymnax/CartPole-v1", ["--set", "num_steps=16", "--set", "num_minibatches=2",
@@ -25,13 +24,6 @@ TINY = {
                                    "--set", "hidden_sizes=8", "--total-timesteps", "400"]),
 }
 
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 @pytest.mark.parametrize("algo", list(TINY))

@@ -11,9 +11,9 @@ import equinox as eqx
 import jax
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
 from rl_algos.pqn import PQNConfig, QNetwork
-from rl_cli.main import main
 from rl_cli.overrides import as_jsonable
 
 CONFIG = PQNConfig(hidden_size=16, num_layers=1, cnn_channels=0)
@@ -32,13 +32,6 @@ def _fake_run(path: Path, env: str = "pgx/tic_tac_toe", params: bool = True) -> 
                                   jax.tree.map(lambda *x: np.stack(x), *members))
     return path
 
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:

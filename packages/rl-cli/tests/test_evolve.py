@@ -13,8 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from rl_cli.main import main
+from cli_helpers import run_cli
 
 # 6 members x 1 inner seed, 8 updates of 128 steps; a large inner learning rate and large initial
 # meta-weights make the members' drifts matter even in so short a run.
@@ -23,13 +22,6 @@ TINY = ["--no-compile-cache", "evolve", "--env", "gymnax/CartPole-v1", "--popula
         "--init-scale", "3", "--no-baseline", "--set", "num_envs=4", "--set", "num_steps=32",
         "--set", "num_minibatches=2", "--set", "num_epochs=2", "--set", "lr=0.01"]
 
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def history(run_dir: Path) -> list[dict]:

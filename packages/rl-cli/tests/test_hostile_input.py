@@ -20,6 +20,7 @@ import equinox as eqx
 import jax
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
 from rl_algos.pqn import PQNConfig, QNetwork
 from rl_cli.main import main
@@ -270,13 +271,6 @@ def _tree(path: Path) -> dict[str, int]:
     return {str(p.relative_to(path)): p.stat().st_size if p.is_file() else -1
             for p in sorted(path.rglob("*"))}
 
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -8,19 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
 from rl_cli.main import main
 from rl_cli.plots import labels_for, load_curves
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 @pytest.fixture(scope="module")

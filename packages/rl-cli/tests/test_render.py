@@ -8,17 +8,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 from PIL import Image
-
-from rl_cli.main import main
-
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def train(tmp_path: Path, capsys, algo: str, env: str, *sets: str) -> Path:

@@ -11,8 +11,8 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
-from rl_cli.main import main
 from rl_cli.stats import mean_ci95
 from rl_cli.sweep import SweepRequest, member_inputs, plan_sweep, run_sweep, sweep
 from rl_core import make_train
@@ -77,13 +77,6 @@ def test_sweep_api_random_search_is_reproducible() -> None:
     assert all(1e-5 <= lr <= 1e-2 for lr in lrs)
     np.testing.assert_array_equal(a.final_returns, b.final_returns)
 
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exc.value.code or 0, out.out, out.err
 
 
 def test_sweep_cli_writes_ranking_csv_and_tagged_runs(tmp_path: Path, capsys) -> None:
