@@ -14,7 +14,7 @@ import rl_envs
 from rl_algos.common import hparams_as_arrays
 from rl_cli.evaluate import load_agent
 from rl_cli.overrides import as_jsonable
-from rl_cli.runner import RunRequest, prepare, save_agents
+from rl_cli.runner import RunRequest, final_agents, prepare, save_agents
 from rl_core import Agent, compile_members, flatten_observation, normalize_observation, run_members
 
 
@@ -30,7 +30,7 @@ def test_normalised_agent_saved_loaded_acts_identically(tmp_path: Path) -> None:
     trained = jax.vmap(algo.agent)(result.state)  # the end-of-training agents
     assert trained.obs_norm is not None and np.all(np.asarray(trained.obs_norm.count) > 1e3)
 
-    save_agents(tmp_path / "params.eqx", algo, result.state)
+    save_agents(tmp_path / "params.eqx", final_agents(algo, result.state))
     (tmp_path / "config.json").write_text(json.dumps(
         {"algo": "ppo", "env": req.env, "env_kwargs": {}, "seeds": [0, 1],
          "config": as_jsonable(prep.config)}))

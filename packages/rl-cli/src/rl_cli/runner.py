@@ -188,15 +188,21 @@ def build_algorithm(spec: Any, env: Any, config: Any, req: RunRequest) -> Any:
     return data_parallel(local, data_mesh(n))
 
 
-def save_agents(path: Path, algo: Any, carry: Any) -> None:
+def final_agents(algo: Any, carry: Any) -> Any:
     """The agent of every member (`Algorithm.agent` of each member's final carry: parameters and,
-    when training normalised observations, their statistics; leading `[M]` axis), in Equinox's
-    leaf serialisation: `eqx.tree_deserialise_leaves(path, like)` loads it into the member-stacked
-    `make_policy(env, config).agent_like` (`rl_cli.evaluate.load_agent` does)."""
-    import equinox as eqx
+    when training normalised observations, their statistics; leading `[M]` axis)."""
     import jax
 
-    eqx.tree_serialise_leaves(path, jax.vmap(algo.agent)(carry))
+    return jax.vmap(algo.agent)(carry)
+
+
+def save_agents(path: Path, agents: Any) -> None:
+    """Every member's agent (`final_agents`) in Equinox's leaf serialisation:
+    `eqx.tree_deserialise_leaves(path, like)` loads it into the member-stacked
+    `make_policy(env, config).agent_like` (`rl_cli.evaluate.load_agent` does)."""
+    import equinox as eqx
+
+    eqx.tree_serialise_leaves(path, agents)
 
 
 def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
@@ -267,14 +273,15 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
             jax.block_until_ready(result.state)
             run_seconds = time.perf_counter() - t0
         dog.beat("saving results")
+        agents = final_agents(algo, result.state)
         if logger is not None and run_dir is not None:
             logger.close()
-            save_agents(run_dir / "params.eqx", algo, result.state)
+            save_agents(run_dir / "params.eqx", agents)
             write_curves(run_dir)
         greedy = None
         if req.eval_episodes and main:
             dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
-            greedy = final_evaluation(prep.env, algo, result.state, req.eval_episodes, req.seed)
+            greedy = final_evaluation(prep.env, algo.policy, agents, req.eval_episodes, req.seed)
 
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))
@@ -301,16 +308,15 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
     return summary
 
 
-def final_evaluation(env: Any, algo: Any, carry: Any, episodes: int, seed: int) -> dict[str, Any]:
+def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
+                     seed: int) -> dict[str, Any]:
     """The final agents' greedy evaluation for summary.json: `episodes` whole episodes per
     member on a fresh copy of the training environment, acting through the algorithm's policy
     (what `rl eval` does with the saved agents), beside the training return of the exploring
     behaviour policy."""
-    import jax
-
     from rl_cli.evaluate import play_episodes
 
-    played = play_episodes(env, algo.policy, jax.vmap(algo.agent)(carry), episodes, seed)
+    played = play_episodes(env, policy, agents, episodes, seed)
     per_member = [mean_ci95(r)[0] for r in played.returns]
     mean, ci = mean_ci95(np.array(per_member))
     return {
