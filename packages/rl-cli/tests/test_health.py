@@ -109,9 +109,10 @@ def test_halt_on_nan_stops_with_exit_code_4(tmp_path: Path, capsys) -> None:
     assert code == EXIT_HALTED == 4
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rl: error: --halt-on-nan"), err
-    assert "checkpoints do not exist yet" in lines[0]
+    assert "the non-finite state is not saved" in lines[0]
     run = tmp_path / "r"
     assert not (run / "params.eqx").exists()
+    assert not list((run / "checkpoints").glob("*.ckpt"))  # the first chunk was already bad
     summary = json.loads((run / "summary.json").read_text())
     assert summary["nonfinite_members"] == ["seed_0"] and "halted" in summary
     # the chunks are cut short: fewer logged than the run's 10 updates

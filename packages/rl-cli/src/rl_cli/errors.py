@@ -17,3 +17,12 @@ class RunHalted(RuntimeError):
 EXIT_USER_ERROR = 2
 EXIT_WATCHDOG = 3
 EXIT_HALTED = 4
+
+
+class RunStopped(RuntimeError):
+    """A run stopped by SIGINT/SIGTERM after saving a checkpoint; the message says where and how
+    to continue, `exit_code` is the shell's for that signal (130, 143)."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code

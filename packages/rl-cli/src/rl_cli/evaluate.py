@@ -268,18 +268,29 @@ def play_episodes(env: Any, policy: Any, agents: Any, episodes: int, seed: int =
                   deterministic: bool = True) -> Played:
     """`episodes` whole episodes of `env` for every member of `agents` (leading `[M]` axis), in
     one compiled program (members vmapped; all play the same environment randomness)."""
+    t0 = time.perf_counter()
+    play = compile_play(env, policy, agents, episodes, seed, deterministic)
+    compile_seconds = time.perf_counter() - t0
+    return play(agents)._replace(compile_seconds=compile_seconds)
+
+
+def compile_play(env: Any, policy: Any, agents_like: Any, episodes: int, seed: int = 0,
+                 deterministic: bool = True) -> Any:
+    """`agents -> Played`, compiled once for agents shaped like `agents_like` (for evaluations
+    repeated during training: every call plays the same `episodes` episodes, from `seed`)."""
     import jax
 
     play = jax.jit(jax.vmap(play_fn(env, policy, episodes, deterministic), in_axes=(0, None)))
     key = jax.random.PRNGKey(seed)
-    t0 = time.perf_counter()
-    compiled = play.lower(agents, key).compile()
-    compile_seconds = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    returns, lengths, done = jax.block_until_ready(compiled(agents, key))
-    run_seconds = time.perf_counter() - t0
-    return Played(np.where(np.asarray(done), np.asarray(returns, np.float64), np.nan),
-                  np.asarray(lengths), compile_seconds, run_seconds)
+    compiled = play.lower(agents_like, key).compile()
+
+    def run(agents: Any) -> Played:
+        t0 = time.perf_counter()
+        returns, lengths, done = jax.block_until_ready(compiled(agents, key))
+        return Played(np.where(np.asarray(done), np.asarray(returns, np.float64), np.nan),
+                      np.asarray(lengths), 0.0, time.perf_counter() - t0)
+
+    return run
 
 
 def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:

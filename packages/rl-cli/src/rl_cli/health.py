@@ -128,9 +128,10 @@ class HealthMonitor:
                 first = min(u for _, u, _ in new_nonfinite)
                 raise NonFiniteHalt(
                     f"--halt-on-nan: non-finite values in {where}; stopped after update "
-                    f"{rep.updates_done} (first non-finite update {first}); no checkpoint or "
-                    "params.eqx is saved (checkpoints do not exist yet), metrics.jsonl holds the "
-                    "chunks so far; lower the learning rate or check the environment's rewards")
+                    f"{rep.updates_done} (first non-finite update {first}); the non-finite state "
+                    "is not saved (no params.eqx; earlier checkpoints are kept), metrics.jsonl "
+                    "holds the chunks so far; lower the learning rate or check the "
+                    "environment's rewards")
         if new_diverged:
             lines.append(f"warning: diverging loss (above {LOSS_LIMIT:.0e}, or {LOSS_GROWTH:.0e}x "
                          f"its first non-zero chunk value) in {', '.join(new_diverged)}")

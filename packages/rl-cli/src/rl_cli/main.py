@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from rl_cli import compile_cache
-from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, UserError
+from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, RunStopped, UserError
 from rl_cli.evaluate import PGX_OPPONENTS
 
 
@@ -52,6 +52,21 @@ def _device_options(f):
     f = click.option("--distributed-auto", is_flag=True,
                      help="Multi-host: let JAX detect the cluster from the scheduler's "
                           "environment (SLURM, Open MPI, Kubernetes, ...).")(f)
+    return f
+
+
+def _checkpoint_options(f):
+    """When `rl run` writes full-state checkpoints and evaluates during training."""
+    f = click.option("--eval-every", type=int, default=0, show_default=True,
+                     help="Updates between greedy evaluations during training (--eval-episodes "
+                          "episodes each, logged as eval/greedy_return; 0: none; a multiple of "
+                          "the chunk length).")(f)
+    f = click.option("--checkpoint-minutes", type=float, default=10.0, show_default=True,
+                     help="Minutes of training between checkpoints (0: off).")(f)
+    f = click.option("--checkpoint-every", type=int, default=0, show_default=True,
+                     help="Updates between checkpoints (0: by time only; a multiple of the "
+                          "chunk length). Checkpoints are also written at the end and on "
+                          "Ctrl-C/SIGTERM.")(f)
     return f
 
 
@@ -104,15 +119,19 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
                    "summary beside the training return (0: none).")
 @click.option("--halt-on-nan", is_flag=True,
               help="Stop at the first chunk where a metric or parameter becomes NaN/inf "
-                   "(exit code 4; no parameters are saved: checkpoints do not exist yet).")
+                   "(exit code 4; the non-finite state is not saved, earlier checkpoints are).")
+@_checkpoint_options
 @_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
         run_name: str | None, log_every: int | None, watchdog_seconds: float,
         no_progress: bool, data_parallel: bool, meta_params: Path | None, eval_episodes: int,
-        halt_on_nan: bool, devices: int | None, coordinator: str | None,
-        num_processes: int | None, process_id: int | None, distributed_auto: bool) -> None:
-    """Train agents and write TensorBoard events, metrics, a summary and parameters."""
+        halt_on_nan: bool, checkpoint_every: int, checkpoint_minutes: float, eval_every: int,
+        devices: int | None, coordinator: str | None, num_processes: int | None,
+        process_id: int | None, distributed_auto: bool) -> None:
+    """Train agents and write TensorBoard events, metrics, checkpoints, a summary and
+    parameters. Ctrl-C (or SIGTERM) saves a checkpoint at the next chunk boundary and exits;
+    `rl resume RUN_DIR` continues exactly where it stopped."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.runner import RunRequest, execute
 
@@ -126,9 +145,34 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
         logdir=logdir, run_name=run_name, log_every=log_every,
         watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
         data_parallel=data_parallel, meta_params=meta_params, eval_episodes=eval_episodes,
-        halt_on_nan=halt_on_nan,
+        halt_on_nan=halt_on_nan, checkpoint_every=checkpoint_every,
+        checkpoint_minutes=checkpoint_minutes, eval_every=eval_every,
     )
     execute(req)
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--total-timesteps", type=float, default=None,
+              help="A new total of environment steps per agent (default: the run's own).")
+@click.option("--watchdog-seconds", default=None, type=float,
+              help="Stop with an error if the run makes no progress for this long (0: off; "
+                   "default: the run's).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def resume(run_dir: Path, total_timesteps: float | None, watchdog_seconds: float | None,
+           no_progress: bool) -> None:
+    """Continue an `rl run` from its newest checkpoint, in the same directory: metrics and
+    TensorBoard go on without duplicates, and the result is bitwise the one an uninterrupted
+    run gives."""
+    from rl_cli.runner import execute, resume_request
+
+    if total_timesteps is not None and not float(total_timesteps).is_integer():
+        raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
+    if watchdog_seconds is not None:
+        _seconds(click.get_current_context(), None, watchdog_seconds)  # type: ignore[arg-type]
+    req = resume_request(run_dir, None if total_timesteps is None else int(total_timesteps),
+                         progress=not no_progress, watchdog_seconds=watchdog_seconds)
+    execute(req, resume_dir=run_dir)
 
 
 @cli.command()
@@ -444,6 +488,9 @@ def main(argv: list[str] | None = None) -> None:
     except RunHalted as e:
         sys.stderr.write(f"rl: error: {e}\n")
         sys.exit(EXIT_HALTED)
+    except RunStopped as e:
+        sys.stderr.write(f"rl: {e}\n")
+        sys.exit(e.exit_code)
 
 
 if __name__ == "__main__":

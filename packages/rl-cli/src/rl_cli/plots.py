@@ -45,6 +45,7 @@ def load_curves(run_dir: Path) -> Curves:
         config = json.loads((run_dir / "config.json").read_text())
         rows = [json.loads(line) for line in
                 (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+        rows = [r for r in rows if not r.get("eval")]  # periodic evaluations: their own records
         steps = np.array([r["env_steps"] for r in rows], dtype=np.float64)
         returns = np.array([[np.nan if v is None else v for v in r["episode_return"]]
                             for r in rows], dtype=np.float64).reshape(len(rows), -1)

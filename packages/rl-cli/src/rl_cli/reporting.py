@@ -56,15 +56,45 @@ def _json_num(x: Any) -> Any:
 class RunLogger:
     """TensorBoard (one series per member and the aggregate) plus metrics.jsonl."""
 
-    def __init__(self, run_dir: Path, member_names: list[str], steps_per_update: int):
+    def __init__(self, run_dir: Path, member_names: list[str], steps_per_update: int,
+                 resume_at: int | None = None, elapsed_offset: float = 0.0):
+        """`resume_at`: the run continues after that many updates (`rl resume`): metrics.jsonl
+        keeps its records up to there and drops later ones (logged after the checkpoint, so
+        about to be logged again), and TensorBoard purges its events past that step."""
         from tensorboardX import SummaryWriter
 
         self.names = member_names
         self.steps_per_update = steps_per_update
-        self.writer = SummaryWriter(str(run_dir / "tb"))
-        self.jsonl = open(run_dir / "metrics.jsonl", "w")
+        self.elapsed_offset = elapsed_offset
+        path = run_dir / "metrics.jsonl"
+        purge = None
+        if resume_at is not None:
+            purge = resume_at * steps_per_update + 1
+            kept = [line for line in (path.read_text().splitlines() if path.is_file() else [])
+                    if line.strip() and json.loads(line)["update"] <= resume_at]
+            tmp = path.with_name(".metrics.jsonl.tmp")
+            tmp.write_text("".join(line + "\n" for line in kept))
+            tmp.replace(path)
+        self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=purge)
+        self.jsonl = open(path, "a" if resume_at is not None else "w")
+
+    def log_eval(self, updates_done: int, returns: np.ndarray) -> None:
+        """A periodic greedy evaluation (`--eval-every`): each member's mean return, as its own
+        metrics.jsonl record (`"eval": true`) and TensorBoard's `eval/greedy_return/...`."""
+        step = updates_done * self.steps_per_update
+        if np.any(np.isfinite(returns)):
+            self.writer.add_scalar("eval/greedy_return/mean", _nanmean(returns), step)
+        for name, r in zip(self.names, returns, strict=True):
+            if np.isfinite(r):
+                self.writer.add_scalar(f"eval/greedy_return/{name}", float(r), step)
+        record = {"update": updates_done, "env_steps": step, "eval": True,
+                  "greedy_return_mean": _json_num(_nanmean(returns)),
+                  "greedy_return": [_json_num(r) for r in returns]}
+        self.jsonl.write(json.dumps(record) + "\n")
+        self.jsonl.flush()
 
     def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
+        elapsed += self.elapsed_offset
         step = updates_done * self.steps_per_update
         ret, length = chunk["episode_return"], chunk["episode_length"]
         w = self.writer
@@ -102,8 +132,12 @@ class RunLogger:
 class ProgressView:
     """A rich progress bar: steps done (per member), aggregate steps/s, current mean return."""
 
-    def __init__(self, console: Console, total_steps: int, num_members: int, enabled: bool):
+    def __init__(self, console: Console, total_steps: int, num_members: int, enabled: bool,
+                 steps_before: int = 0):
+        """`steps_before`: steps per member done in earlier sessions of a resumed run (the bar
+        starts there; steps/s counts this session's steps only)."""
         self.num_members = num_members
+        self.steps_before = steps_before
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -115,7 +149,8 @@ class ProgressView:
             disable=not enabled,
             transient=False,
         )
-        self.task = self.progress.add_task("training", total=total_steps, sps="-", ret="-")
+        self.task = self.progress.add_task("training", total=total_steps, sps="-", ret="-",
+                                           completed=steps_before)
 
     def __enter__(self) -> ProgressView:
         self.progress.start()
@@ -125,7 +160,7 @@ class ProgressView:
         self.progress.stop()
 
     def update(self, steps_done: int, elapsed: float, mean_return: float) -> None:
-        sps = steps_done * self.num_members / max(elapsed, 1e-9)
+        sps = (steps_done - self.steps_before) * self.num_members / max(elapsed, 1e-9)
         ret = f"{mean_return:.1f}" if math.isfinite(mean_return) else "-"
         self.progress.update(self.task, completed=steps_done, sps=f"{sps:,.0f}", ret=ret)
 

@@ -3,10 +3,12 @@ input before anything compiles or touches the disk, then compiles, trains, logs 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,8 @@ import numpy as np
 from rich.console import Console
 
 from rl_cli.capacity import check_capacity, check_member_count
-from rl_cli.errors import UserError
+from rl_cli.checkpoint import Checkpointer, Interrupted, ResumePoint, latest_checkpoint
+from rl_cli.errors import RunStopped, UserError
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable, build_config
 from rl_cli.plots import write_curves
@@ -44,6 +47,9 @@ class RunRequest:
     meta_params: Path | None = None  # evolved meta-parameters (algorithms with a meta_field)
     eval_episodes: int = 10  # greedy episodes per member after training (0: none)
     halt_on_nan: bool = False  # stop at the first chunk with NaN/inf (exit code 4)
+    checkpoint_every: int = 0  # updates between checkpoints (0: only by time, signal and end)
+    checkpoint_minutes: float = 10.0  # minutes of training between checkpoints (0: off)
+    eval_every: int = 0  # updates between greedy evaluations during training (0: none)
 
 
 @dataclass
@@ -205,8 +211,10 @@ def save_agents(path: Path, agents: Any) -> None:
     eqx.tree_serialise_leaves(path, agents)
 
 
-def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
-    """Runs a validated request end to end; returns the summary written to summary.json."""
+def execute(req: RunRequest, console: Console | None = None,
+            resume_dir: Path | None = None) -> dict[str, Any]:
+    """Runs a validated request end to end, or with `resume_dir` continues that run from its
+    newest checkpoint (`rl resume`); returns the summary written to summary.json."""
     console = console or Console(stderr=False)
     prep = prepare(req)  # every user mistake surfaces here, before any file or compile
 
@@ -222,7 +230,18 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
     mesh = None if req.data_parallel else member_mesh_for(req.devices)
     algo, n = prep.algorithm, req.num_seeds
     chunk_len = req.log_every or chunk_length(algo.num_updates)
+    check_cadence(req, algo.num_updates, chunk_len)
     hp_one = hparams_as_arrays(prep.hparams)
+    seeds = [req.seed + i for i in range(n)]
+    names = [f"seed_{s}" for s in seeds]
+    keys = member_keys(seeds)
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), hp_one)
+    total_steps = algo.num_updates * algo.steps_per_update
+    info = {"algo": req.algo, "env": req.env, "num_members": n,
+            "num_updates": algo.num_updates}
+    point = None
+    if resume_dir is not None:
+        point = resume_point(resume_dir, algo, keys, hp, info, console)
     with console.status("checking that the members fit in memory…", spinner="dots"):
         est = check_capacity(algo, hp_one, chunk_len, n if mesh is None else
                              -(-n // int(mesh.devices.size)))
@@ -230,13 +249,7 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         console.print(f"memory: about {est.need(n) / 2**30:.2f} GiB for {n:,} members, of "
                       f"{est.available_bytes / 2**30:.1f} GiB {est.where} available (at most "
                       f"{est.max_members():,} members fit; measured in {est.seconds:.1f} s)")
-    seeds = [req.seed + i for i in range(n)]
-    names = [f"seed_{s}" for s in seeds]
-    keys = member_keys(seeds)
-    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), hp_one)
-    total_steps = algo.num_updates * algo.steps_per_update
 
-    run_dir = new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name) if main else None
     config_record = {
         "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
@@ -247,29 +260,56 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         "process_count": jax.process_count(),
         "parallelism": parallelism(mesh, req.data_parallel, req.devices),
         "command": sys.argv,
+        "request": request_record(req, chunk_len),
     }
-    if run_dir is not None:
-        (run_dir / "config.json").write_text(json.dumps(config_record, indent=2))
+    run_dir = None
+    if main:
+        run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)
+        if point is not None:
+            config_record["resumed"] = read_config(run_dir).get("resumed", []) + [
+                {"from_update": point.state.updates_done, "command": sys.argv}]
+        write_atomic(run_dir / "config.json", json.dumps(config_record, indent=2))
+    done = 0 if point is None else point.state.updates_done
     console.print(f"[bold]{req.algo}[/] on [bold]{req.env}[/] · {n} seed(s) · "
                   f"{total_steps:,} steps each · preset {prep.preset or 'none'} · "
-                  f"{config_record['parallelism']} · run dir {run_dir}")
+                  f"{config_record['parallelism']} · run dir {run_dir}"
+                  + (f" · resuming at update {done}/{algo.num_updates}" if point else ""))
 
-    logger = RunLogger(run_dir, names, algo.steps_per_update) if run_dir is not None else None
+    offset = 0.0 if point is None else float(point.header.get("elapsed", 0.0))
+    logger = None
+    if run_dir is not None:
+        logger = RunLogger(run_dir, names, algo.steps_per_update, resume_at=done,
+                           elapsed_offset=offset)
     health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
+    evaluator = PeriodicEval(prep.env, algo, req, logger, console) if req.eval_every else None
+    single = jax.process_count() == 1  # clocks and signals differ between processes
+    ckpt = Checkpointer(run_dir, info, req.checkpoint_every,
+                        60 * req.checkpoint_minutes if single else 0.0, req.eval_every,
+                        evaluator)
     with Watchdog(req.watchdog_seconds) as dog:
         dog.beat("compiling the training program")
         with console.status("compiling the training program…", spinner="dots"):
             compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
         console.print(f"compiled in {compiled.compile_seconds:.2f} s")
-        dog.beat(f"running chunk 1/{compiled.num_chunks} of {chunk_len} updates")
-        with ProgressView(console, total_steps, n, req.progress) as view:
+        dog.beat(f"running chunk {done // chunk_len + 1}/{compiled.num_chunks} of {chunk_len} "
+                 "updates")
+        with ProgressView(console, total_steps, n, req.progress,
+                          done * algo.steps_per_update) as view:
             t0 = time.perf_counter()
             observer = chunk_observer(algo, logger, view, dog, health, console)
             try:
-                result = run_members(compiled, keys, hp, observer)
+                with ckpt if single else contextlib.nullcontext():
+                    ckpt.start_clock(offset)
+                    result = run_members(compiled, keys, hp, observer,
+                                         start=None if point is None else point.state,
+                                         checkpointing=ckpt)
             except NonFiniteHalt as halt:
                 _record_halt(run_dir, logger, req, n, seeds, health, halt)
                 raise
+            except Interrupted as stop:
+                if logger is not None:
+                    logger.close()
+                raise RunStopped(stop_message(stop, run_dir), stop.exit_code) from None
             jax.block_until_ready(result.state)
             run_seconds = time.perf_counter() - t0
         dog.beat("saving results")
@@ -297,15 +337,143 @@ def execute(req: RunRequest, console: Console | None = None) -> dict[str, Any]:
         "total_timesteps": total_steps,
         "compile_seconds": compiled.compile_seconds,
         "run_seconds": run_seconds,
-        "steps_per_second": n * total_steps / run_seconds,
+        "steps_per_second": n * (total_steps - done * algo.steps_per_update) / run_seconds,
+        **({"resumed_from_update": done} if point is not None else {}),
+        "checkpoint": None if ckpt.last_path is None else str(ckpt.last_path),
         "run_dir": str(run_dir),
         **health.summary(),
     }
     if run_dir is not None:
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     console.print(summary_table(names, finals, summary,
                                 {n: h.status for n, h in health.flagged()}))
     return summary
+
+
+def check_cadence(req: RunRequest, num_updates: int, chunk_len: int) -> None:
+    """`--checkpoint-every` and `--eval-every` count updates at chunk boundaries: each must be a
+    positive multiple of the chunk length (`--log-every`, or the default one), or 0 for off."""
+    for flag, value in (("--checkpoint-every", req.checkpoint_every),
+                        ("--eval-every", req.eval_every)):
+        if value < 0 or value % chunk_len:
+            raise UserError(f"{flag} {value} must be 0 (off) or a multiple of the chunk length "
+                            f"of {chunk_len} updates (this run has {num_updates} updates; set "
+                            "the chunk length with --log-every)")
+    if req.checkpoint_minutes < 0 or not np.isfinite(req.checkpoint_minutes):
+        raise UserError(f"--checkpoint-minutes must be a number >= 0 (0: off), got "
+                        f"{req.checkpoint_minutes}")
+
+
+def request_record(req: RunRequest, chunk_len: int) -> dict[str, Any]:
+    """What `rl resume` needs to rebuild the same run: the request as given, made JSON-able,
+    with the chunk length fixed (a resumed run must cut its chunks at the same updates)."""
+    record = {f.name: getattr(req, f.name) for f in fields(RunRequest)}
+    record.update(logdir=str(req.logdir), log_every=chunk_len,
+                  meta_params=None if req.meta_params is None else str(req.meta_params))
+    return record
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((run_dir / "config.json").read_text()))
+    except (OSError, json.JSONDecodeError, TypeError, ValueError) as e:
+        raise UserError(f"'{run_dir}/config.json' is missing or unreadable ({e}); pass the "
+                        "directory of an `rl run`") from None
+
+
+def resume_request(run_dir: Path, total_timesteps: int | None = None,
+                   progress: bool = True, watchdog_seconds: float | None = None) -> RunRequest:
+    """The `RunRequest` recorded in `run_dir/config.json` (a run started by `rl run`), with a new
+    total of environment steps if given."""
+    if not run_dir.is_dir():
+        raise UserError(f"run directory '{run_dir}' does not exist; pass the directory of an "
+                        "`rl run` (runs/<algo>-<env>-<time>)")
+    record = read_config(run_dir).get("request")
+    if not isinstance(record, dict):
+        raise UserError(f"'{run_dir}/config.json' records no request: it was not written by "
+                        "`rl run` (sweeps resume with `rl sweep --resume`)")
+    try:
+        req = RunRequest(**record)
+    except TypeError as e:
+        raise UserError(f"'{run_dir}/config.json' records a request this version cannot read "
+                        f"({e})") from None
+    req.logdir, req.run_name = run_dir.parent, run_dir.name
+    req.meta_params = None if req.meta_params is None else Path(req.meta_params)
+    req.progress = progress
+    if watchdog_seconds is not None:
+        req.watchdog_seconds = watchdog_seconds
+    if total_timesteps is not None:
+        req.total_timesteps = total_timesteps
+    return req
+
+
+def resume_point(run_dir: Path, algo: Any, keys: Any, hp: Any, info: dict[str, Any],
+                 console: Console) -> ResumePoint:
+    """The newest usable checkpoint of `run_dir`, checked against the rebuilt run."""
+    import jax
+
+    like = jax.eval_shape(jax.vmap(algo.init), keys, hp)
+    state, header, path = latest_checkpoint(
+        run_dir, like, warn=lambda line: console.print(line, style="bold yellow", markup=False))
+    for key in ("algo", "env", "num_members"):
+        if header.get(key) != info[key]:
+            raise UserError(f"{path} belongs to another run ({key} {header.get(key)!r}, this "
+                            f"run's {info[key]!r})")
+    done, total = state.updates_done, algo.num_updates
+    if done > total:
+        raise UserError(f"{path} is at update {done}, past this run's {total} updates; pass a "
+                        "--total-timesteps of at least what the run has already done")
+    if done == total and (run_dir / "summary.json").is_file():
+        raise UserError(f"'{run_dir}' has finished all its {total} updates; to train further "
+                        "pass a larger --total-timesteps")
+    console.print(f"resuming from {path} (update {done}/{total})")
+    return ResumePoint(state, header, path)
+
+
+def stop_message(stop: Interrupted, run_dir: Path | None) -> str:
+    where = f"checkpoint {stop.path}" if stop.path is not None else "checkpoint written"
+    return (f"stopped by {signal_name(stop.signum)} at a chunk boundary; {where}; continue "
+            f"with: rl resume {run_dir}")
+
+
+def signal_name(signum: int) -> str:
+    import signal
+
+    return signal.Signals(signum).name
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes `text` to `path` through a temporary file and a rename: readers see the old file
+    or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+class PeriodicEval:
+    """`--eval-every`: at those chunk boundaries the agents play `--eval-episodes` greedy episodes
+    on a separate copy of the environment (the program compiled once, at the first one); the
+    mean per member goes to TensorBoard (`eval/greedy_return/...`) and to metrics.jsonl. The
+    training's own random stream is untouched, so evaluating does not change the run."""
+
+    def __init__(self, env: Any, algo: Any, req: RunRequest, logger: Any, console: Console):
+        self.env, self.algo, self.req = env, algo, req
+        self.logger, self.console = logger, console
+        self.play: Any = None
+
+    def __call__(self, state: Any) -> None:
+        import jax
+
+        from rl_cli.evaluate import compile_play
+
+        agents = jax.vmap(self.algo.agent)(state.carry)
+        if self.play is None:
+            self.play = compile_play(self.env, self.algo.policy, agents,
+                                     max(1, self.req.eval_episodes), self.req.seed)
+        played = self.play(agents)
+        per_member = np.array([mean_ci95(r)[0] for r in played.returns])
+        if self.logger is not None:
+            self.logger.log_eval(state.updates_done, per_member)
 
 
 def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,

@@ -9,8 +9,10 @@ the two contracts as checks: `check_environment` and `check_algorithm`.
 from rl_core.env import Environment
 from rl_core.loops import make_train, rollout, scan_updates
 from rl_core.members import (
+    Checkpointing,
     ChunkReport,
     CompiledRun,
+    MembersState,
     chunk_health,
     chunk_length,
     chunk_program,
@@ -82,6 +84,7 @@ __all__ = [
     "EPISODE_METRICS", "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
     "InitFn", "Policy", "UpdateFn", "check_algorithm", "find_state", "normalize_observation",
     "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun", "Discrete",
+    "Checkpointing", "MembersState",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",
     "FlattenStructuredObservation",
     "MultiDiscrete", "NormalizeObservation", "NormalizeReward", "RunnerState", "RunningMeanStd",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import numpy as np
@@ -166,28 +166,65 @@ def compile_members(
                        time.perf_counter() - t0, mesh, m, padded)
 
 
+class MembersState(NamedTuple):
+    """A multi-member run between two chunks: what a checkpoint holds and a resume starts from."""
+
+    carry: Any  # every member's carry, leading `[M]` axis (host arrays)
+    updates_done: int
+    metrics: dict[str, Any]  # each `[M, updates_done]`: every chunk's metrics so far
+
+
+class Checkpointing(Protocol):
+    """When and how `run_members` hands out the run's state between chunks. `due` is asked after
+    every chunk is dispatched (cheap: a counter, a clock, a signal flag); when it says yes,
+    `run_members` waits for that chunk, reports it, and calls `save` with the carry *before* the
+    next chunk is dispatched (that chunk is given the carry's buffers: donated). `save` may raise
+    to stop the run there (e.g. after a SIGINT); the exception propagates out of `run_members`."""
+
+    def due(self, updates_done: int, final: bool) -> bool: ...
+
+    def save(self, state: MembersState) -> None: ...
+
+
 def run_members(
     compiled: CompiledRun,
     keys: jax.Array,
     hparams: Any,
     on_chunk: Callable[[ChunkReport], None] | None = None,
+    *,
+    start: MembersState | None = None,
+    checkpointing: Checkpointing | None = None,
 ) -> TrainResult:
     """Runs every chunk of a compiled multi-member run. `on_chunk` is called on the host after each
     chunk with its metrics and health (the next chunk is already dispatched, so the device does
     not wait); an exception it raises stops the run there (e.g. at the first non-finite chunk).
     Returns the final carry and all metrics `[M, num_updates]`.
 
+    `start` continues a run from a saved state (`MembersState`, at a chunk boundary) instead of
+    initialising the members: the chunks that follow compute exactly what they would have in the
+    uninterrupted run. `checkpointing` (see `Checkpointing`) is offered the state at the chunk
+    boundaries it asks for, the final one included.
+
     On a mesh, the inputs are padded and sharded here, and the final carry comes back as host
     numpy arrays of the `M` real members (gathered from every process)."""
     t0 = time.perf_counter()
     m = len(keys)
-    carry = jax.block_until_ready(compiled.init(keys, hparams))  # chunk 0 waits for it anyway
+    if start is not None and start.updates_done % compiled.chunk_len:
+        raise ValueError(f"a run resumes at a chunk boundary: {start.updates_done} updates done "
+                         f"is not a multiple of the chunk length {compiled.chunk_len}")
+    if start is None:
+        carry = jax.block_until_ready(compiled.init(keys, hparams))  # chunk 0 waits anyway
+        first = 0
+        collected: list[dict[str, Any]] = []
+    else:
+        carry = jax.device_put(start.carry) if compiled.mesh is None else start.carry
+        first = start.updates_done // compiled.chunk_len
+        collected = [dict(start.metrics)] if start.updates_done else []
     init_seconds = time.perf_counter() - t0
     if compiled.mesh is not None:
         carry, hparams = put_members(
             pad_members((to_host(carry), hparams), compiled.num_padded), compiled.mesh)
     pending = None
-    collected: list[dict[str, Any]] = []
 
     def report(i: int, metrics: Any, health: Any) -> None:
         host = {k: v[:m] for k, v in jax.device_get(metrics).items()}
@@ -201,14 +238,29 @@ def run_members(
                 )
             )
 
-    for i in range(compiled.num_chunks):
+    def host_carry(carry: Any) -> Any:
+        if compiled.mesh is not None:
+            return unpad_members(to_host(carry), m)
+        return jax.tree.map(np.array, jax.device_get(carry))  # a copy: the buffers are donated
+
+    for i in range(first, compiled.num_chunks):
         carry, metrics, health = compiled.chunk(carry, hparams)
         if pending is not None:
             report(*pending)
         pending = (i, metrics, health)
+        done = (i + 1) * compiled.chunk_len
+        if checkpointing is not None and checkpointing.due(done, i + 1 == compiled.num_chunks):
+            report(*pending)
+            pending = None
+            checkpointing.save(MembersState(host_carry(carry), done, _joined(collected)))
     if pending is not None:
         report(*pending)
-    all_metrics = {k: np.concatenate([c[k] for c in collected], axis=1) for k in collected[0]}
+    all_metrics = _joined(collected)
     if compiled.mesh is not None:
         carry = unpad_members(to_host(carry), m)
     return TrainResult(carry, all_metrics)
+
+
+def _joined(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-chunk metrics `[M, L_i]` joined along the update axis."""
+    return {k: np.concatenate([c[k] for c in chunks], axis=1) for k in chunks[0]}

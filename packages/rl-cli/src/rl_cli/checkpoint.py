@@ -1,0 +1,255 @@
+"""Full-state checkpoints of a multi-member run, and what decides when to write them.
+
+A checkpoint is a `rl_core.MembersState`: every member's whole carry (parameters, optimiser
+state, environment states, observation statistics, replay buffer, PRNG keys, update counters) and
+every chunk's metrics so far, at a chunk boundary. Resuming from it feeds the same compiled chunk
+program the same inputs, so the rest of the run is bitwise the one that was interrupted.
+
+File format (`checkpoints/updates-<N>.ckpt`), one self-checking file per checkpoint:
+
+    b"RLCKPT1\\n" | 8-byte little-endian header length | header (JSON) | payload
+
+The payload is Equinox's leaf serialisation (`eqx.tree_serialise_leaves`: each leaf as `.npy`
+bytes, in tree order) of `{"carry": ..., "metrics": ...}`; the header records the update count,
+the run it belongs to, every leaf's shape and dtype, the payload's length and its SHA-256. Why
+Equinox's serialisation and not orbax: the carry of a run is gathered on one host between chunks
+anyway (`rl_core.to_host`, which also serves the final parameters), and one plain file that any
+process with numpy can read, checked by a hash, is the simplest thing that is atomic and
+verifiable; orbax earns its weight when a carry is too large for one host and each host must
+write its own shards, which no run here needs yet (members are independent, so a run that large
+is better split into several runs).
+
+Writes are atomic: the bytes go to a temporary file in the same directory, are flushed to disk,
+and the file is renamed over its final name, so a crash at any instant leaves the previous
+checkpoint whole. The two newest are kept; loading takes the newest that passes its checks and
+names any it had to skip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import signal
+import struct
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from rl_cli.errors import UserError
+
+MAGIC = b"RLCKPT1\n"
+FOLDER = "checkpoints"
+KEEP = 2
+# Exit codes of a run stopped by a signal after saving, as a shell reports a process killed by it.
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class CorruptCheckpoint(ValueError):
+    """A checkpoint file that is truncated, altered or not a checkpoint."""
+
+
+class Interrupted(Exception):
+    """A run stopped by SIGINT/SIGTERM after writing its checkpoint (`path`)."""
+
+    def __init__(self, signum: int, path: Path | None):
+        self.signum, self.path = signum, path
+        super().__init__(signal.Signals(signum).name)
+
+    @property
+    def exit_code(self) -> int:
+        return SIGNAL_EXIT.get(signal.Signals(self.signum), 128 + self.signum)
+
+
+def checkpoint_path(run_dir: Path, updates_done: int) -> Path:
+    return run_dir / FOLDER / f"updates-{updates_done:09d}.ckpt"
+
+
+def _leaf_specs(tree: Any) -> list[list[Any]]:
+    import jax
+
+    return [[list(np.shape(x)), str(np.dtype(x.dtype))] for x in jax.tree.leaves(tree)]
+
+
+def write_checkpoint(run_dir: Path, state: Any, info: dict[str, Any]) -> Path:
+    """Writes `state` (a `MembersState` of host arrays) atomically as the checkpoint at its
+    update count, with `info` (algorithm, environment, members, elapsed time) in the header;
+    removes all but the `KEEP` newest. Returns the file's path."""
+    import equinox as eqx
+
+    tree = {"carry": state.carry, "metrics": state.metrics}
+    buf = io.BytesIO()
+    eqx.tree_serialise_leaves(buf, tree)
+    payload = buf.getvalue()
+    header = json.dumps({
+        **info, "updates_done": int(state.updates_done),
+        "metrics": {k: str(np.dtype(v.dtype)) for k, v in state.metrics.items()},
+        "leaves": _leaf_specs(state.carry), "payload_bytes": len(payload),
+        "sha256": hashlib.sha256(payload).hexdigest(),
+    }).encode()
+    path = checkpoint_path(run_dir, state.updates_done)
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(MAGIC + struct.pack("<Q", len(header)) + header + payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    for old in list_checkpoints(run_dir)[KEEP:]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def list_checkpoints(run_dir: Path) -> list[Path]:
+    """The run's checkpoint files, newest (most updates) first; temporary files are not listed."""
+    folder = run_dir / FOLDER
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob("updates-*.ckpt"), reverse=True)
+
+
+def read_header(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The header and the verified payload of a checkpoint file, or CorruptCheckpoint saying
+    what is wrong with it (truncated, altered, not a checkpoint)."""
+    data = path.read_bytes()
+    if not data.startswith(MAGIC):
+        raise CorruptCheckpoint("not a checkpoint file (wrong magic bytes)")
+    if len(data) < len(MAGIC) + 8:
+        raise CorruptCheckpoint("truncated inside its header")
+    (n,) = struct.unpack("<Q", data[len(MAGIC):len(MAGIC) + 8])
+    start = len(MAGIC) + 8
+    try:
+        header = json.loads(data[start:start + n])
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise CorruptCheckpoint("truncated or damaged header") from None
+    payload = data[start + n:]
+    if len(payload) != header.get("payload_bytes"):
+        raise CorruptCheckpoint(f"truncated: {len(payload):,} of its "
+                                f"{header.get('payload_bytes'):,} payload bytes")
+    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+        raise CorruptCheckpoint("its contents do not match their SHA-256 (altered or damaged)")
+    return header, payload
+
+
+def read_checkpoint(path: Path, carry_like: Any) -> tuple[Any, dict[str, Any]]:
+    """The `MembersState` stored in `path`, loaded into the structure of `carry_like` (abstract
+    `[M]` carry: `jax.ShapeDtypeStruct` leaves), and the header. A file whose leaves do not match
+    `carry_like` (another algorithm, config or member count) is a UserError."""
+    import equinox as eqx
+    import jax
+
+    from rl_core import MembersState
+
+    header, payload = read_header(path)
+    if header["leaves"] != _leaf_specs(carry_like):
+        raise UserError(f"{path} does not match this run's training state (its arrays differ "
+                        "from what the run's config builds: was config.json edited, or was it "
+                        "written by another version?)")
+    m, done = len(jax.tree.leaves(carry_like)[0]), int(header["updates_done"])
+    metrics_like = {k: jax.ShapeDtypeStruct((m, done), np.dtype(d))
+                    for k, d in header["metrics"].items()}
+    tree = eqx.tree_deserialise_leaves(io.BytesIO(payload),
+                                       {"carry": carry_like, "metrics": metrics_like})
+    to_np = lambda t: jax.tree.map(np.asarray, t)  # noqa: E731
+    return MembersState(to_np(tree["carry"]), done, to_np(tree["metrics"])), header
+
+
+def latest_checkpoint(run_dir: Path, carry_like: Any,
+                      warn: Any = print) -> tuple[Any, dict[str, Any], Path]:
+    """The newest readable checkpoint of `run_dir`; a damaged newer one is skipped with a line
+    through `warn` that names it. None readable is a UserError."""
+    paths = list_checkpoints(run_dir)
+    if not paths:
+        raise UserError(f"'{run_dir}' has no checkpoint ({FOLDER}/updates-*.ckpt): the run "
+                        "stopped before its first checkpoint; start it again with `rl run`")
+    problems = []
+    for path in paths:
+        try:
+            state, header = read_checkpoint(path, carry_like)
+        except CorruptCheckpoint as e:
+            problems.append(f"{path}: {e}")
+            warn(f"checkpoint {path} is unusable ({e}); trying the previous one")
+            continue
+        return state, header, path
+    raise UserError(f"no usable checkpoint in '{run_dir / FOLDER}': " + "; ".join(problems))
+
+
+class Checkpointer:
+    """`rl_core.Checkpointing` for the CLI: a checkpoint every `every_updates` updates, every
+    `every_seconds` of training, at the end, and at the first chunk boundary after SIGINT or
+    SIGTERM, after which it raises `Interrupted` (the run then exits 130/143). `hooks` are
+    called with every state offered (periodic evaluation); `run_dir` None (processes other than
+    0) writes nothing but still stops on a signal."""
+
+    def __init__(self, run_dir: Path | None, info: dict[str, Any], every_updates: int = 0,
+                 every_seconds: float = 0.0, eval_every: int = 0, on_eval: Any = None):
+        self.run_dir, self.info = run_dir, info
+        self.every_updates, self.every_seconds = every_updates, every_seconds
+        self.eval_every, self.on_eval = eval_every, on_eval
+        self.last_time = self.started = time.monotonic()
+        self.offset = 0.0
+        self.signum: int | None = None
+        self.last_path: Path | None = None
+        self._saving = False
+
+    def start_clock(self, elapsed_before: float = 0.0) -> None:
+        """Training starts now, after `elapsed_before` seconds in earlier sessions of the run
+        (recorded in each checkpoint as `elapsed`)."""
+        self.last_time = self.started = time.monotonic()
+        self.offset = elapsed_before
+
+    def due(self, updates_done: int, final: bool) -> bool:
+        self._saving = (final or self.signum is not None
+                        or bool(self.every_updates and updates_done % self.every_updates == 0)
+                        or bool(self.every_seconds
+                                and time.monotonic() - self.last_time >= self.every_seconds))
+        evaluate = bool(self.eval_every and updates_done % self.eval_every == 0)
+        return self._saving or evaluate
+
+    def save(self, state: Any) -> None:
+        if self.on_eval is not None and self.eval_every \
+                and state.updates_done % self.eval_every == 0:
+            self.on_eval(state)
+        if not self._saving:
+            return
+        if self.run_dir is not None:
+            elapsed = self.offset + time.monotonic() - self.started
+            self.last_path = write_checkpoint(self.run_dir, state,
+                                              {**self.info, "elapsed": elapsed})
+        self.last_time = time.monotonic()
+        if self.signum is not None:
+            raise Interrupted(self.signum, self.last_path)
+
+    def __enter__(self) -> Checkpointer:
+        """Catches SIGINT and SIGTERM: the first asks for a checkpoint and a stop at the next
+        chunk boundary; a second SIGINT stops at once (KeyboardInterrupt), keeping the previous
+        checkpoint."""
+        self._previous = {s: signal.getsignal(s) for s in SIGNAL_EXIT}
+
+        def handler(signum: int, frame: Any) -> None:
+            if self.signum is not None and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            self.signum = signum
+
+        for s in SIGNAL_EXIT:
+            signal.signal(s, handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, h in self._previous.items():
+            signal.signal(s, h)
+
+
+class ResumePoint(NamedTuple):
+    """Where `rl resume` continues: the state and the file it came from."""
+
+    state: Any
+    header: dict[str, Any]
+    path: Path

@@ -1,0 +1,153 @@
+"""Checkpoints and exact resume, as a user meets them: `rl run` in its own process is killed
+(SIGKILL: no chance to save) or interrupted (SIGINT: saves at the next chunk boundary, exit 130)
+at a random point of training, `rl resume` continues it, and the end is bitwise the run that was
+never interrupted: the same parameters (params.eqx byte for byte), the same metrics in
+metrics.jsonl (every field but wall-clock times), the same final returns. PPO, PQN, and TD3 (whose
+carry holds a replay buffer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import pytest
+from cli_helpers import run_cli
+
+# algo, env, total timesteps, updates per chunk (a checkpoint after every chunk)
+CASES = {
+    "ppo": ("gymnax/CartPole-v1", 40_960, 4),  # 80 updates of 512 steps: 20 chunks
+    "pqn": ("gymnax/CartPole-v1", 81_920, 2),  # 40 updates of 2048 steps: 20 chunks
+    "td3": ("gymnax/Pendulum-v1", 4_000, 50),  # 1000 updates of 4 steps (replay warm-up inside)
+}
+CLOCK_FIELDS = ("seconds", "steps_per_second")
+
+
+def _rl(args: list[str], **kw) -> subprocess.Popen:
+    env = {**os.environ, "RL_COMPILE_CACHE_DIR": jax.config.jax_compilation_cache_dir or ""}
+    code = "import sys; from rl_cli.main import main; main(sys.argv[1:])"
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _args(algo: str, logdir: Path, name: str) -> list[str]:
+    env, steps, chunk = CASES[algo]
+    return ["run", "--algo", algo, "--env", env, "--num-seeds", "2", "--total-timesteps",
+            str(steps), "--log-every", str(chunk), "--checkpoint-every", str(chunk),
+            "--eval-episodes", "2", "--logdir", str(logdir), "--run-name", name, "--no-progress"]
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out + err
+
+
+def _checkpoints(run_dir: Path) -> list[Path]:
+    folder = run_dir / "checkpoints"
+    return sorted(folder.glob("updates-*.ckpt")) if folder.is_dir() else []
+
+
+def _updates_saved(run_dir: Path) -> int:
+    """The update count of the newest checkpoint (0: none yet); only the two newest are kept."""
+    paths = _checkpoints(run_dir)
+    return int(paths[-1].stem.split("-")[1]) if paths else 0
+
+
+def _kill_after(proc: subprocess.Popen, run_dir: Path, updates: int, delay: float,
+                signum: int) -> None:
+    """Sends `signum` `delay` seconds after the run has checkpointed `updates` updates."""
+    deadline = time.monotonic() + 300
+    while _updates_saved(run_dir) < updates and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run wrote no checkpoint in 300 s"
+        time.sleep(0.005)
+    time.sleep(delay)
+    proc.send_signal(signum)
+
+
+def _metrics(run_dir: Path) -> list[dict]:
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in r.items() if k not in CLOCK_FIELDS} for r in rows]
+
+
+def _assert_same_run(run_dir: Path, ref: Path) -> None:
+    assert (run_dir / "params.eqx").read_bytes() == (ref / "params.eqx").read_bytes()
+    assert _metrics(run_dir) == _metrics(ref)
+    a, b = (json.loads((d / "summary.json").read_text()) for d in (run_dir, ref))
+    for key in ("final_return_per_member", "greedy_eval_return_per_member"):
+        assert a[key] == b[key], key
+
+
+@pytest.fixture(scope="module")
+def references(tmp_path_factory) -> dict[str, Path]:
+    """The uninterrupted run of each algorithm (run concurrently: they are independent)."""
+    logdir = tmp_path_factory.mktemp("reference")
+    procs = {algo: _rl(_args(algo, logdir, algo)) for algo in CASES}
+    for algo, proc in procs.items():
+        code, text = _finish(proc)
+        assert code == 0, f"{algo}: {text}"
+    return {algo: logdir / algo for algo in CASES}
+
+
+@pytest.mark.parametrize("algo", sorted(CASES))
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_run_resumes_bitwise(algo, signum, references, tmp_path) -> None:
+    rng = random.Random(f"{algo}-{signum}-{os.getpid()}-{time.time_ns()}")
+    chunk = CASES[algo][2]
+    total = json.loads((references[algo] / "config.json").read_text())["num_updates"]
+    at, delay = chunk * rng.randint(1, total // chunk // 2), rng.uniform(0.0, 0.05)
+    run_dir = tmp_path / "run"
+    proc = _rl(_args(algo, tmp_path, "run"))
+    _kill_after(proc, run_dir, at, delay, signum)
+    code, text = _finish(proc)
+    where = f"(killed {delay * 1e3:.0f} ms after the checkpoint at update {at} of {total})"
+    if signum == signal.SIGKILL:
+        assert code == -signal.SIGKILL, f"the run ended before the kill {where}: {text}"
+    else:
+        assert code == 130, f"{where}: {text}"
+        assert "rl resume" in text and "checkpoint" in text, text
+    assert not (run_dir / "summary.json").exists(), where
+    code, text = _finish(_rl(["resume", str(run_dir), "--no-progress"]))
+    assert code == 0, f"{where}: {text}"
+    assert "resuming from" in text
+    _assert_same_run(run_dir, references[algo])
+
+
+def test_truncated_checkpoint_falls_back_to_the_previous(references, tmp_path, capsys) -> None:
+    """A damaged newest checkpoint is named and skipped; the previous one resumes the run,
+    still bitwise; when none is usable the error is one line."""
+    run_dir = tmp_path / "run"
+    proc = _rl(_args("ppo", tmp_path, "run"))
+    _kill_after(proc, run_dir, 3 * CASES["ppo"][2], 0.0, signal.SIGKILL)
+    _finish(proc)
+    newest, previous = _checkpoints(run_dir)[::-1][:2]
+    data = newest.read_bytes()
+    newest.write_bytes(data[: len(data) // 2])
+    code, out, err = run_cli(["resume", str(run_dir), "--no-progress"], capsys)
+    assert code == 0, err
+    flat = "".join(out.split())  # the console wraps long lines
+    assert f"checkpoint{newest}isunusable(truncated" in flat
+    assert f"resumingfrom{previous}" in flat
+    _assert_same_run(run_dir, references["ppo"])
+
+    for path in _checkpoints(run_dir):
+        path.write_bytes(path.read_bytes()[:100])
+    code, out, err = run_cli(["resume", str(run_dir), "--no-progress"], capsys)
+    assert code == 2
+    assert err.startswith("rl: error: no usable checkpoint") and err.count("\n") == 1, err
+
+
+def test_resume_refuses_what_it_cannot_continue(references, tmp_path, capsys) -> None:
+    """A finished run, a directory that is no run, a total below what is done: one line each."""
+    finished = references["ppo"]
+    code, _, err = run_cli(["resume", str(finished), "--no-progress"], capsys)
+    assert code == 2 and "has finished all its" in err and "--total-timesteps" in err
+    code, _, err = run_cli(["resume", str(tmp_path / "nothing")], capsys)
+    assert code == 2 and "does not exist" in err
+    code, _, err = run_cli(["resume", str(finished), "--total-timesteps", "2048"], capsys)
+    assert code == 2 and "past this run's" in err
