@@ -151,3 +151,22 @@ def test_resume_refuses_what_it_cannot_continue(references, tmp_path, capsys) ->
     assert code == 2 and "does not exist" in err
     code, _, err = run_cli(["resume", str(finished), "--total-timesteps", "2048"], capsys)
     assert code == 2 and "past this run's" in err
+
+
+def test_killed_sweep_resumes_bitwise(tmp_path) -> None:
+    """`rl sweep` checkpoints and resumes the same way: its ranking file and metrics come out as
+    if it had never stopped."""
+    args = ["sweep", "--env", "gymnax/CartPole-v1", "--grid", "lr=1e-3,3e-3", "--num-seeds",
+            "2", "--total-timesteps", "40960", "--log-every", "4", "--checkpoint-every", "4",
+            "--logdir", str(tmp_path), "--no-progress"]
+    ref = _rl([*args, "--run-name", "ref"])
+    assert _finish(ref)[0] == 0
+    proc = _rl([*args, "--run-name", "run"])
+    _kill_after(proc, tmp_path / "run", 4 * random.randint(1, 10), 0.0, signal.SIGKILL)
+    code, text = _finish(proc)
+    assert code == -signal.SIGKILL, text
+    code, text = _finish(_rl(["resume", str(tmp_path / "run"), "--no-progress"]))
+    assert code == 0, text
+    assert (tmp_path / "run" / "sweep.csv").read_text() == (tmp_path / "ref" / "sweep.csv")\
+        .read_text()
+    assert _metrics(tmp_path / "run") == _metrics(tmp_path / "ref")

@@ -60,6 +60,10 @@ class Interrupted(Exception):
         super().__init__(signal.Signals(signum).name)
 
     @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
     def exit_code(self) -> int:
         return SIGNAL_EXIT.get(signal.Signals(self.signum), 128 + self.signum)
 
@@ -247,9 +251,29 @@ class Checkpointer:
             signal.signal(s, h)
 
 
+def checkpointer_for(run_dir: Path | None, info: dict[str, Any], every_updates: int,
+                     minutes: float, eval_every: int = 0, on_eval: Any = None) -> Checkpointer:
+    """The `Checkpointer` of a command's flags. Several processes (multi-host) checkpoint only at
+    counted updates and the end: a clock or a signal could differ between them, and the state is
+    gathered from all of them, so every process must stop at the same boundaries."""
+    import jax
+
+    seconds = 60.0 * minutes if jax.process_count() == 1 else 0.0
+    return Checkpointer(run_dir, info, every_updates, seconds, eval_every, on_eval)
+
+
 class ResumePoint(NamedTuple):
     """Where `rl resume` continues: the state and the file it came from."""
 
     state: Any
     header: dict[str, Any]
     path: Path
+
+    @property
+    def updates_done(self) -> int:
+        return int(self.state.updates_done)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds of training before this checkpoint, over all earlier sessions."""
+        return float(self.header.get("elapsed", 0.0))

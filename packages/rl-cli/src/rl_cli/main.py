@@ -161,17 +161,28 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def resume(run_dir: Path, total_timesteps: float | None, watchdog_seconds: float | None,
            no_progress: bool) -> None:
-    """Continue an `rl run` from its newest checkpoint, in the same directory: metrics and
-    TensorBoard go on without duplicates, and the result is bitwise the one an uninterrupted
-    run gives."""
-    from rl_cli.runner import execute, resume_request
+    """Continue an `rl run` or `rl sweep` from its newest checkpoint, in the same directory:
+    metrics and TensorBoard go on without duplicates, and the result is bitwise the one an
+    uninterrupted run gives."""
+    from rl_cli.runner import execute, read_config, resume_request
 
     if total_timesteps is not None and not float(total_timesteps).is_integer():
         raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
     if watchdog_seconds is not None:
         _seconds(click.get_current_context(), None, watchdog_seconds)  # type: ignore[arg-type]
-    req = resume_request(run_dir, None if total_timesteps is None else int(total_timesteps),
-                         progress=not no_progress, watchdog_seconds=watchdog_seconds)
+    total = None if total_timesteps is None else int(total_timesteps)
+    record = read_config(run_dir) if run_dir.is_dir() else {}
+    if "sweep_request" in record:
+        from rl_cli.sweep import execute_sweep, resume_sweep_request
+
+        sweep_req, session = resume_sweep_request(run_dir, record["sweep_request"], total)
+        if watchdog_seconds is not None:
+            session["watchdog_seconds"] = watchdog_seconds
+        execute_sweep(sweep_req, run_dir.parent, run_dir.name, progress=not no_progress,
+                      resume_dir=run_dir, **session)
+        return
+    req = resume_request(run_dir, total, progress=not no_progress,
+                         watchdog_seconds=watchdog_seconds)
     execute(req, resume_dir=run_dir)
 
 
@@ -203,13 +214,19 @@ def resume(run_dir: Path, total_timesteps: float | None, watchdog_seconds: float
               callback=_seconds,
               help="Stop with an error if the sweep makes no progress for this long (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--checkpoint-minutes", type=float, default=10.0, show_default=True,
+              help="Minutes of training between checkpoints (0: off).")
+@click.option("--checkpoint-every", type=int, default=0, show_default=True,
+              help="Updates between checkpoints (0: by time only). Also at the end and on "
+                   "Ctrl-C/SIGTERM; `rl resume RUN_DIR` continues.")
 @_device_options
 def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ...],
           num_samples: int, num_seeds: int, seed: int, total_timesteps: float | None,
           sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
           run_name: str | None, log_every: int | None, watchdog_seconds: float,
-          no_progress: bool, devices: int | None, coordinator: str | None,
-          num_processes: int | None, process_id: int | None, distributed_auto: bool) -> None:
+          no_progress: bool, checkpoint_minutes: float, checkpoint_every: int,
+          devices: int | None, coordinator: str | None, num_processes: int | None,
+          process_id: int | None, distributed_auto: bool) -> None:
     """Sweep traced hyperparameters x seeds in one compiled program; rank the points."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.sweep import SweepRequest, execute_sweep, parse_grid, parse_sample
@@ -224,7 +241,10 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
         devices=devices, log_every=log_every,
     )
     _start_distributed(coordinator, num_processes, process_id, distributed_auto)
-    execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress)
+    if checkpoint_minutes < 0:
+        raise UserError(f"--checkpoint-minutes must be >= 0 (0: off), got {checkpoint_minutes}")
+    execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress,
+                  checkpoint_every=checkpoint_every, checkpoint_minutes=checkpoint_minutes)
 
 
 @cli.command()

@@ -53,6 +53,27 @@ def _json_num(x: Any) -> Any:
     return None if not math.isfinite(x) else x
 
 
+def purge_step(resume_at: int | None, steps_per_update: int) -> int | None:
+    """TensorBoard's `purge_step` for a run resumed after `resume_at` updates: events logged past
+    the checkpoint (by the session that was interrupted) are dropped, so no step shows twice."""
+    return None if resume_at is None else resume_at * steps_per_update + 1
+
+
+def open_metrics(run_dir: Path, resume_at: int | None) -> Any:
+    """metrics.jsonl for appending: a new file, or for a run resumed after `resume_at` updates
+    the records up to there (later ones, logged after the checkpoint, are about to be logged
+    again), rewritten atomically."""
+    path = run_dir / "metrics.jsonl"
+    if resume_at is None:
+        return open(path, "w")
+    kept = [line for line in (path.read_text().splitlines() if path.is_file() else [])
+            if line.strip() and json.loads(line)["update"] <= resume_at]
+    tmp = path.with_name(".metrics.jsonl.tmp")
+    tmp.write_text("".join(line + "\n" for line in kept))
+    tmp.replace(path)
+    return open(path, "a")
+
+
 class RunLogger:
     """TensorBoard (one series per member and the aggregate) plus metrics.jsonl."""
 
@@ -66,17 +87,9 @@ class RunLogger:
         self.names = member_names
         self.steps_per_update = steps_per_update
         self.elapsed_offset = elapsed_offset
-        path = run_dir / "metrics.jsonl"
-        purge = None
-        if resume_at is not None:
-            purge = resume_at * steps_per_update + 1
-            kept = [line for line in (path.read_text().splitlines() if path.is_file() else [])
-                    if line.strip() and json.loads(line)["update"] <= resume_at]
-            tmp = path.with_name(".metrics.jsonl.tmp")
-            tmp.write_text("".join(line + "\n" for line in kept))
-            tmp.replace(path)
+        purge = purge_step(resume_at, steps_per_update)
         self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=purge)
-        self.jsonl = open(path, "a" if resume_at is not None else "w")
+        self.jsonl = open_metrics(run_dir, resume_at)
 
     def log_eval(self, updates_done: int, returns: np.ndarray) -> None:
         """A periodic greedy evaluation (`--eval-every`): each member's mean return, as its own
@@ -208,23 +221,25 @@ class SweepLogger:
     HPARAMS tab can filter and sort members; `tb/` itself gets the aggregate; plus metrics.jsonl."""
 
     def __init__(self, run_dir: Path, members: list[Any], hparams: list[dict[str, float]],
-                 steps_per_update: int):
+                 steps_per_update: int, resume_at: int | None = None):
         from tensorboardX import SummaryWriter
         from tensorboardX.summary import hparams as hparams_summary
 
         self.steps_per_update = steps_per_update
         self.members = members
         self.hparams = hparams
-        self.writer = SummaryWriter(str(run_dir / "tb"))
+        purge = purge_step(resume_at, steps_per_update)
+        self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=purge)
         self.member_writers = []
         for m, hp in zip(members, hparams, strict=True):
-            w = SummaryWriter(str(run_dir / "tb" / m.name))
-            exp, ssi, sei = hparams_summary({**hp, "seed": m.seed, "point": m.point},
-                                            {"hparam/final_return": 0.0})
-            for s in (exp, ssi, sei):
-                w.file_writer.add_summary(s)
+            w = SummaryWriter(str(run_dir / "tb" / m.name), purge_step=purge)
+            if resume_at is None:
+                exp, ssi, sei = hparams_summary({**hp, "seed": m.seed, "point": m.point},
+                                                {"hparam/final_return": 0.0})
+                for s in (exp, ssi, sei):
+                    w.file_writer.add_summary(s)
             self.member_writers.append(w)
-        self.jsonl = open(run_dir / "metrics.jsonl", "w")
+        self.jsonl = open_metrics(run_dir, resume_at)
 
     def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
         step = updates_done * self.steps_per_update

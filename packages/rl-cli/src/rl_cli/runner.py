@@ -3,11 +3,9 @@ input before anything compiles or touches the disk, then compiles, trains, logs 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -16,13 +14,13 @@ import numpy as np
 from rich.console import Console
 
 from rl_cli.capacity import check_capacity, check_member_count
-from rl_cli.checkpoint import Checkpointer, Interrupted, ResumePoint, latest_checkpoint
-from rl_cli.errors import RunStopped, UserError
+from rl_cli.checkpoint import ResumePoint, checkpointer_for, latest_checkpoint
+from rl_cli.errors import UserError
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable, build_config
 from rl_cli.plots import write_curves
-from rl_cli.reporting import ProgressView, RunLogger, summary_table
-from rl_cli.session import check_output, chunk_observer, new_run_dir
+from rl_cli.reporting import RunLogger, summary_table
+from rl_cli.session import check_output, new_run_dir, train_members
 from rl_cli.stats import final_returns, mean_ci95
 from rl_cli.watchdog import Watchdog
 
@@ -222,7 +220,7 @@ def execute(req: RunRequest, console: Console | None = None,
     import jax.numpy as jnp
 
     from rl_algos.common import hparams_as_arrays
-    from rl_core import chunk_length, compile_members, is_main_process, run_members
+    from rl_core import chunk_length, is_main_process
 
     main = is_main_process()  # only process 0 writes files and prints
     if not main:
@@ -266,52 +264,31 @@ def execute(req: RunRequest, console: Console | None = None,
     if main:
         run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)
         if point is not None:
-            config_record["resumed"] = read_config(run_dir).get("resumed", []) + [
-                {"from_update": point.state.updates_done, "command": sys.argv}]
+            config_record.update(resumed_record(run_dir, point))
         write_atomic(run_dir / "config.json", json.dumps(config_record, indent=2))
-    done = 0 if point is None else point.state.updates_done
+    done = 0 if point is None else point.updates_done
     console.print(f"[bold]{req.algo}[/] on [bold]{req.env}[/] · {n} seed(s) · "
                   f"{total_steps:,} steps each · preset {prep.preset or 'none'} · "
                   f"{config_record['parallelism']} · run dir {run_dir}"
                   + (f" · resuming at update {done}/{algo.num_updates}" if point else ""))
 
-    offset = 0.0 if point is None else float(point.header.get("elapsed", 0.0))
     logger = None
     if run_dir is not None:
         logger = RunLogger(run_dir, names, algo.steps_per_update, resume_at=done,
-                           elapsed_offset=offset)
+                           elapsed_offset=0.0 if point is None else point.elapsed)
     health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
-    evaluator = PeriodicEval(prep.env, algo, req, logger, console) if req.eval_every else None
-    single = jax.process_count() == 1  # clocks and signals differ between processes
-    ckpt = Checkpointer(run_dir, info, req.checkpoint_every,
-                        60 * req.checkpoint_minutes if single else 0.0, req.eval_every,
-                        evaluator)
+    evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
+    ckpt = checkpointer_for(run_dir, info, req.checkpoint_every, req.checkpoint_minutes,
+                            req.eval_every, evaluator)
     with Watchdog(req.watchdog_seconds) as dog:
-        dog.beat("compiling the training program")
-        with console.status("compiling the training program…", spinner="dots"):
-            compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
-        console.print(f"compiled in {compiled.compile_seconds:.2f} s")
-        dog.beat(f"running chunk {done // chunk_len + 1}/{compiled.num_chunks} of {chunk_len} "
-                 "updates")
-        with ProgressView(console, total_steps, n, req.progress,
-                          done * algo.steps_per_update) as view:
-            t0 = time.perf_counter()
-            observer = chunk_observer(algo, logger, view, dog, health, console)
-            try:
-                with ckpt if single else contextlib.nullcontext():
-                    ckpt.start_clock(offset)
-                    result = run_members(compiled, keys, hp, observer,
-                                         start=None if point is None else point.state,
-                                         checkpointing=ckpt)
-            except NonFiniteHalt as halt:
-                _record_halt(run_dir, logger, req, n, seeds, health, halt)
-                raise
-            except Interrupted as stop:
-                if logger is not None:
-                    logger.close()
-                raise RunStopped(stop_message(stop, run_dir), stop.exit_code) from None
-            jax.block_until_ready(result.state)
-            run_seconds = time.perf_counter() - t0
+        try:
+            trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
+                                    logger=logger, dog=dog, health=health, checkpointer=ckpt,
+                                    progress=req.progress, run_dir=run_dir, start=point)
+        except NonFiniteHalt as halt:
+            _record_halt(run_dir, logger, req, n, seeds, health, halt)
+            raise
+        result, run_seconds = trained.result, trained.run_seconds
         dog.beat("saving results")
         agents = final_agents(algo, result.state)
         if logger is not None and run_dir is not None:
@@ -335,11 +312,11 @@ def execute(req: RunRequest, console: Console | None = None,
                                    "last 5% of updates",
         **(greedy or {}),
         "total_timesteps": total_steps,
-        "compile_seconds": compiled.compile_seconds,
+        "compile_seconds": trained.compile_seconds,
         "run_seconds": run_seconds,
         "steps_per_second": n * (total_steps - done * algo.steps_per_update) / run_seconds,
         **({"resumed_from_update": done} if point is not None else {}),
-        "checkpoint": None if ckpt.last_path is None else str(ckpt.last_path),
+        "checkpoint": None if trained.checkpoint is None else str(trained.checkpoint),
         "run_dir": str(run_dir),
         **health.summary(),
     }
@@ -430,16 +407,11 @@ def resume_point(run_dir: Path, algo: Any, keys: Any, hp: Any, info: dict[str, A
     return ResumePoint(state, header, path)
 
 
-def stop_message(stop: Interrupted, run_dir: Path | None) -> str:
-    where = f"checkpoint {stop.path}" if stop.path is not None else "checkpoint written"
-    return (f"stopped by {signal_name(stop.signum)} at a chunk boundary; {where}; continue "
-            f"with: rl resume {run_dir}")
-
-
-def signal_name(signum: int) -> str:
-    import signal
-
-    return signal.Signals(signum).name
+def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
+    """config.json's fields of a resumed run: the command that started it, and every resume."""
+    old = read_config(run_dir)
+    return {"command": old.get("command"), "resumed": old.get("resumed", []) + [
+        {"from_update": point.updates_done, "command": sys.argv}]}
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -456,9 +428,8 @@ class PeriodicEval:
     mean per member goes to TensorBoard (`eval/greedy_return/...`) and to metrics.jsonl. The
     training's own random stream is untouched, so evaluating does not change the run."""
 
-    def __init__(self, env: Any, algo: Any, req: RunRequest, logger: Any, console: Console):
-        self.env, self.algo, self.req = env, algo, req
-        self.logger, self.console = logger, console
+    def __init__(self, env: Any, algo: Any, req: RunRequest, logger: Any):
+        self.env, self.algo, self.req, self.logger = env, algo, req, logger
         self.play: Any = None
 
     def __call__(self, state: Any) -> None:

@@ -1,6 +1,7 @@
 """What every command that trains shares around the compiled program (`rl run`, `rl sweep`,
-`rl evolve`): a fresh run directory, and the observer that turns each finished chunk into log
-lines, a progress bar step and a watchdog beat."""
+`rl resume`; `rl evolve` uses the run directory): a fresh run directory, the observer that turns
+each finished chunk into log lines, a progress bar step and a watchdog beat, and the chunk loop
+itself with its checkpoints (`train_members`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -133,3 +134,64 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = No
                  f"(update {rep.updates_done}/{algo.num_updates})")
 
     return on_chunk
+
+
+class Trained(NamedTuple):
+    """What `train_members` gives back."""
+
+    result: Any  # rl_core.TrainResult: final carry `[M]`, metrics `[M, num_updates]`
+    compile_seconds: float
+    run_seconds: float  # this session's training (a resumed run: since it resumed)
+    checkpoint: Path | None  # the last checkpoint written
+
+
+def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, console: Any,
+                  logger: Any, dog: Any, health: Any, checkpointer: Any, progress: bool,
+                  run_dir: Path | None, start: Any = None, what: str = "training program",
+                  ) -> Trained:
+    """The chunk loop every training command shares (`rl run`, `rl sweep`, `rl resume`): compiles
+    the members' program (timed apart), then runs its chunks from the start or from `start` (a
+    checkpoint's `MembersState`) with the progress bar, the per-chunk observer (logging, health,
+    watchdog beats) and `checkpointer` (`rl_cli.checkpoint.Checkpointer`; it catches SIGINT and
+    SIGTERM only in a single-process run, where the signal reaches the one process that trains).
+    A stop by signal closes the logger and becomes `RunStopped` (exit 130/143) naming the
+    checkpoint and the command that resumes; `--halt-on-nan`'s `NonFiniteHalt` propagates."""
+    import contextlib
+    import time
+
+    import jax
+
+    from rl_cli.checkpoint import Interrupted
+    from rl_cli.errors import RunStopped
+    from rl_cli.reporting import ProgressView
+    from rl_core import compile_members, run_members
+
+    dog.beat(f"compiling the {what}")
+    with console.status(f"compiling the {what}…", spinner="dots"):
+        compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
+    console.print(f"compiled in {compiled.compile_seconds:.2f} s")
+    done = 0 if start is None else start.updates_done
+    dog.beat(f"running chunk {done // chunk_len + 1}/{compiled.num_chunks} of {chunk_len} "
+             "updates")
+    offset = 0.0 if start is None else float(getattr(start, "elapsed", 0.0))
+    total_steps = algo.num_updates * algo.steps_per_update
+    with ProgressView(console, total_steps, len(keys), progress,
+                      done * algo.steps_per_update) as view:
+        t0 = time.perf_counter()
+        observer = chunk_observer(algo, logger, view, dog, health, console)
+        single = jax.process_count() == 1
+        try:
+            with checkpointer if single else contextlib.nullcontext():
+                checkpointer.start_clock(offset)
+                result = run_members(compiled, keys, hp, observer,
+                                     start=None if start is None else start.state,
+                                     checkpointing=checkpointer)
+        except Interrupted as stop:
+            if logger is not None:
+                logger.close()
+            raise RunStopped(f"stopped by {stop.signal_name} at a chunk boundary; checkpoint "
+                             f"{stop.path}; continue with: rl resume {run_dir}",
+                             stop.exit_code) from None
+        jax.block_until_ready(result.state)
+        run_seconds = time.perf_counter() - t0
+    return Trained(result, compiled.compile_seconds, run_seconds, checkpointer.last_path)

@@ -308,14 +308,20 @@ def run_sweep(plan: SweepPlan, on_compiled: Callable[[Any], None] | None = None,
     t0 = time.perf_counter()
     result = run_members(compiled, keys, hp, on_chunk)
     jax.block_until_ready(result.state)
-    run_seconds = time.perf_counter() - t0
+    return sweep_result(plan, result, compiled.compile_seconds, time.perf_counter() - t0)
+
+
+def sweep_result(plan: SweepPlan, result: Any, compile_seconds: float,
+                 run_seconds: float) -> SweepResult:
+    """The ranked `SweepResult` of a finished run of the sweep's members (`TrainResult`)."""
+    algo = plan.prepared.algorithm
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))
     points = [{k: float(v) for k, v in p._asdict().items()} for p in plan.points]
     return SweepResult(
         points, plan.swept, plan.members, finals,
         rank_points(points, plan.swept, plan.members, finals),
-        result.metrics, result.state, compiled.compile_seconds, run_seconds,
+        result.metrics, result.state, compile_seconds, run_seconds,
         algo.num_updates * algo.steps_per_update,
     )
 
@@ -373,33 +379,48 @@ def _num(x: float) -> str:
 
 def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                   watchdog_seconds: float = 600.0, progress: bool = True,
-                  console: Any = None) -> dict[str, Any]:
+                  console: Any = None, checkpoint_every: int = 0,
+                  checkpoint_minutes: float = 10.0, resume_dir: Path | None = None,
+                  ) -> dict[str, Any]:
     """`rl sweep`: validate everything, then (process 0 only) write config.json, TensorBoard runs
-    (one per member, tagged with its hyperparameters), metrics.jsonl, sweep.csv, summary.json
-    and print the ranking. Returns the summary."""
+    (one per member, tagged with its hyperparameters), metrics.jsonl, checkpoints, sweep.csv,
+    summary.json and print the ranking. With `resume_dir`, continues that sweep from its newest
+    checkpoint (`rl resume`). Returns the summary."""
     import json
     import sys
 
     import jax
     from rich.console import Console
 
+    from rl_cli.checkpoint import checkpointer_for
     from rl_cli.health import HealthMonitor
     from rl_cli.overrides import as_jsonable
-    from rl_cli.reporting import ProgressView, SweepLogger, ranking_table
-    from rl_cli.session import check_output, chunk_observer, new_run_dir
+    from rl_cli.reporting import SweepLogger, ranking_table
+    from rl_cli.runner import resume_point, resumed_record, write_atomic
+    from rl_cli.session import check_output, new_run_dir, train_members
     from rl_cli.watchdog import Watchdog
-    from rl_core import is_main_process
+    from rl_core import chunk_length, is_main_process
 
     check_output(logdir, run_name)
     plan = plan_sweep(req)  # every user mistake surfaces here, before any file or compile
     main = is_main_process()
     console = console or Console(quiet=not main)
     algo = plan.prepared.algorithm
+    chunk_len = req.log_every or chunk_length(algo.num_updates)
+    if checkpoint_every < 0 or checkpoint_every % chunk_len:
+        raise UserError(f"--checkpoint-every {checkpoint_every} must be 0 (off) or a multiple "
+                        f"of the chunk length of {chunk_len} updates (set it with --log-every)")
     total_steps = algo.num_updates * algo.steps_per_update
     n = len(plan.members)
+    keys, hp = member_inputs(plan)
+    info = {"algo": req.algo, "env": req.env, "num_members": n,
+            "num_updates": algo.num_updates}
+    point = None if resume_dir is None else resume_point(resume_dir, algo, keys, hp, info,
+                                                         console)
+    done = 0 if point is None else point.updates_done
     run_dir = None
     if main:
-        run_dir = new_run_dir(logdir, f"sweep-{req.algo}-{req.env}", run_name)
+        run_dir = resume_dir or new_run_dir(logdir, f"sweep-{req.algo}-{req.env}", run_name)
         record = {
             "algo": req.algo, "env": req.env, "env_kwargs": plan.prepared.env_kwargs,
             "preset": plan.prepared.preset, "grid": req.grid,
@@ -413,30 +434,36 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
             "process_count": jax.process_count(),
             "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
             "command": sys.argv,
+            "sweep_request": {**{k: getattr(req, k) for k in SweepRequest.__dataclass_fields__},
+                              "sample": {k: s._asdict() for k, s in req.sample.items()},
+                              "log_every": chunk_len, "watchdog_seconds": watchdog_seconds,
+                              "checkpoint_every": checkpoint_every,
+                              "checkpoint_minutes": checkpoint_minutes},
         }
-        (run_dir / "config.json").write_text(json.dumps(record, indent=2))
+        if point is not None:
+            record.update(resumed_record(run_dir, point))
+        write_atomic(run_dir / "config.json", json.dumps(record, indent=2))
     mesh_note = "1 device" if plan.mesh is None else \
         f"members sharded over {plan.mesh.devices.size} devices"
     console.print(f"[bold]sweep[/] {req.algo} on [bold]{req.env}[/] · {len(plan.points)} "
                   f"point(s) x {req.num_seeds} seed(s) = {n} members in one program · "
-                  f"{total_steps:,} steps each · {mesh_note} · run dir {run_dir}")
+                  f"{total_steps:,} steps each · {mesh_note} · run dir {run_dir}"
+                  + (f" · resuming at update {done}/{algo.num_updates}" if point else ""))
     logger = None
     if run_dir is not None:
         hp_rows = [{k: float(v) for k, v in plan.points[m.point]._asdict().items()}
                    for m in plan.members]
-        logger = SweepLogger(run_dir, plan.members, hp_rows, algo.steps_per_update)
+        logger = SweepLogger(run_dir, plan.members, hp_rows, algo.steps_per_update,
+                             resume_at=None if point is None else done)
+    health = HealthMonitor([m.name for m in plan.members])
+    ckpt = checkpointer_for(run_dir, info, checkpoint_every, checkpoint_minutes)
     with Watchdog(watchdog_seconds) as dog:
-        dog.beat("compiling the sweep program")
-        with ProgressView(console, total_steps, n, progress) as view:
-            def on_compiled(compiled: Any) -> None:
-                console.print(f"compiled once in {compiled.compile_seconds:.2f} s")
-                dog.beat(f"running chunk 1/{compiled.num_chunks}")
-
-            health = HealthMonitor([m.name for m in plan.members])
-            on_chunk = chunk_observer(algo, logger, view, dog, health, console)
-
-            result = run_sweep(plan, on_compiled, on_chunk)
+        trained = train_members(algo, keys, hp, chunk_len, plan.mesh, console=console,
+                                logger=logger, dog=dog, health=health, checkpointer=ckpt,
+                                progress=progress, run_dir=run_dir, start=point,
+                                what="sweep program")
         dog.beat("saving results")
+    result = sweep_result(plan, trained.result, trained.compile_seconds, trained.run_seconds)
     summary = {
         "algo": req.algo, "env": req.env, "num_points": len(plan.points), "num_members": n,
         "swept": plan.swept,
@@ -448,16 +475,37 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         "total_timesteps": total_steps,
         "compile_seconds": result.compile_seconds,
         "run_seconds": result.run_seconds,
-        "steps_per_second": n * total_steps / result.run_seconds,
+        "steps_per_second": n * (total_steps - done * algo.steps_per_update)
+        / max(result.run_seconds, 1e-9),
+        **({"resumed_from_update": done} if point is not None else {}),
+        "checkpoint": None if trained.checkpoint is None else str(trained.checkpoint),
         "run_dir": str(run_dir),
         **health.summary(),
     }
     if logger is not None and run_dir is not None:
         logger.close(result.final_returns)
         write_csv(run_dir / "sweep.csv", result)
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     console.print(ranking_table(result, summary))
     return summary
+
+
+def resume_sweep_request(run_dir: Path, record: dict[str, Any],
+                         total_timesteps: int | None) -> tuple[SweepRequest, dict[str, Any]]:
+    """The `SweepRequest` recorded in a sweep's config.json, and its session settings
+    (watchdog, checkpoint cadence)."""
+    fields = dict(record)
+    session = {k: fields.pop(k) for k in ("watchdog_seconds", "checkpoint_every",
+                                          "checkpoint_minutes")}
+    try:
+        fields["sample"] = {k: Sample(**v) for k, v in fields["sample"].items()}
+        req = SweepRequest(**fields)
+    except (TypeError, KeyError, AttributeError) as e:
+        raise UserError(f"'{run_dir}/config.json' records a sweep this version cannot read "
+                        f"({e})") from None
+    if total_timesteps is not None:
+        req.total_timesteps = total_timesteps
+    return req, session
 
 
 def _json(x: float) -> float | None:
