@@ -70,3 +70,28 @@ def test_gridworld_bad_options() -> None:
         rl_envs.make("native/GridWorld", size=4)
     with pytest.raises(rl_envs.EnvError, match="rows must be a positive integer"):
         rl_envs.make("native/GridWorld", rows=0)
+    with pytest.raises(rl_envs.EnvError, match="start must be a cell of the 5x5 grid"):
+        rl_envs.make("native/GridWorld", start="5,0")
+    with pytest.raises(rl_envs.EnvError, match="start and goal must be different"):
+        rl_envs.make("native/GridWorld", start=24)
+
+
+def test_gridworld_start_and_goal() -> None:
+    # The tabular workload of Pégoud's "Vectorize and Parallelize RL Environments with JAX":
+    # 8 x 12, start bottom-right (7, 11), goal top-left (0, 0).
+    env = rl_envs.make("native/GridWorld", rows=8, cols=12, start="7,11", goal=(0, 0))
+    check_environment(env)
+    assert env.start == 95 and env.goal == 0 and "start=(7, 11)" in repr(env)
+    keys = jax.random.split(jax.random.PRNGKey(1), 50)
+    cells = jax.vmap(lambda k: env.reset(k)[1].observation)(keys)
+    assert np.all(np.asarray(cells) == 95)
+    d = env.shortest_distance()
+    assert d[0] == 0 and d[95] == 18 and d[1] == 1 and d[12] == 1
+    state, _ = env.reset(keys[0])
+    state, t = env.step(state._replace(cell=jnp.int32(1)), jnp.int32(3), keys[0])  # left
+    assert int(t.observation) == 0 and bool(t.terminated)
+    # A goal inside the grid: random starts cover every other cell and never the goal.
+    mid = rl_envs.make("native/GridWorld", rows=3, cols=3, goal=4)
+    cells = jax.vmap(lambda k: mid.reset(k)[1].observation)(jax.random.split(keys[0], 2000))
+    counts = np.bincount(np.asarray(cells), minlength=9)
+    assert counts[4] == 0 and counts[[0, 1, 2, 3, 5, 6, 7, 8]].min() > 180

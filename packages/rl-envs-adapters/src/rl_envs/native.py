@@ -4,8 +4,10 @@ GridWorld
 ---------
 A `rows × cols` grid (default 5 × 5). Cells are numbered row-major, `cell = row·cols + col`; the
 observation is that cell index (int32 scalar, `Discrete(rows·cols)` observation space), the form
-tabular agents need. The goal is the bottom-right corner (the last cell). An episode starts in a
-uniformly random non-goal cell ("exploring starts", so every cell is visited).
+tabular agents need. The goal is the bottom-right corner (the last cell) unless `goal` names
+another cell. An episode starts in a uniformly random non-goal cell ("exploring starts", so every
+cell is visited), or always in the cell `start` when one is given. A cell is given as `(row,
+col)`, as the string `"row,col"` (the form `--env-arg start=7,11` passes) or as its index.
 
 Actions (`Discrete(4)`): 0 up, 1 right, 2 down, 3 left; a move into the outer wall leaves the agent
 where it is. Reward: −1 for every step, the one that reaches the goal included, so the return of
@@ -42,7 +44,8 @@ class GridWorldState(NamedTuple):
 class GridWorld:
     """See the module docstring."""
 
-    def __init__(self, rows: int = 5, cols: int = 5, max_steps: int = 100):
+    def __init__(self, rows: int = 5, cols: int = 5, max_steps: int = 100,
+                 start: Any = None, goal: Any = None):
         for name, v in (("rows", rows), ("cols", cols), ("max_steps", max_steps)):
             if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < 1:
                 raise EnvError(f"native/GridWorld: {name} must be a positive integer, got {v!r}")
@@ -52,7 +55,10 @@ class GridWorld:
         self.family = FAMILY["GridWorld"]
         self.rows, self.cols, self.max_steps = int(rows), int(cols), int(max_steps)
         self.num_cells = self.rows * self.cols
-        self.goal = self.num_cells - 1
+        self.goal = self.num_cells - 1 if goal is None else self._cell("goal", goal)
+        self.start = None if start is None else self._cell("start", start)
+        if self.start == self.goal:
+            raise EnvError("native/GridWorld: start and goal must be different cells")
         self.observation_space = Discrete(self.num_cells)
         self.action_space = Discrete(4)
         # next_cell[s, a]: the deterministic transition table, built once with numpy.
@@ -61,15 +67,43 @@ class GridWorld:
                           + np.clip(c + dc, 0, self.cols - 1) for dr, dc in MOVES], axis=1)
         self.next_cell = np.asarray(table, np.int32)
 
+    def _cell(self, name: str, value: Any) -> int:
+        """A cell index from an index, a `(row, col)` pair or a `"row,col"` string."""
+        if isinstance(value, str):
+            parts = value.replace("(", "").replace(")", "").split(",")
+            try:
+                value = tuple(int(p) for p in parts) if len(parts) > 1 else int(parts[0])
+            except ValueError:
+                value = None
+        if isinstance(value, int | np.integer) and not isinstance(value, bool):
+            if 0 <= value < self.num_cells:
+                return int(value)
+        elif (isinstance(value, tuple | list) and len(value) == 2
+              and all(isinstance(v, int | np.integer) and not isinstance(v, bool)
+                      for v in value)):
+            r, c = value
+            if 0 <= r < self.rows and 0 <= c < self.cols:
+                return int(r) * self.cols + int(c)
+        raise EnvError(f"native/GridWorld: {name} must be a cell of the {self.rows}x{self.cols} "
+                       f"grid, as 'row,col' (0-based) or a cell index, got {value!r}")
+
     def shortest_distance(self) -> np.ndarray:
         """Steps of a shortest path from every cell to the goal (the Manhattan distance)."""
         r, c = np.divmod(np.arange(self.num_cells), self.cols)
-        return (self.rows - 1 - r) + (self.cols - 1 - c)
+        goal_r, goal_c = divmod(self.goal, self.cols)
+        return np.abs(goal_r - r) + np.abs(goal_c - c)
 
     def reset(self, key: jax.Array) -> tuple[GridWorldState, TimeStep]:
-        # One 32-bit draw reduced modulo the number of start cells (bias below cells / 2^32,
-        # under 1e-8 for any practical grid): half the random-number work of `randint`.
-        cell = (jax.random.bits(key, (), jnp.uint32) % np.uint32(self.goal)).astype(jnp.int32)
+        if self.start is not None:
+            cell = jnp.full((), self.start, jnp.int32)
+        else:
+            # One 32-bit draw reduced modulo the number of start cells (bias below cells / 2^32,
+            # under 1e-8 for any practical grid): half the random-number work of `randint`;
+            # the draws at or past the goal move up one cell, skipping it.
+            cell = (jax.random.bits(key, (), jnp.uint32)
+                    % np.uint32(self.num_cells - 1)).astype(jnp.int32)
+            if self.goal != self.num_cells - 1:
+                cell = cell + (cell >= self.goal).astype(jnp.int32)
         state = GridWorldState(cell, jnp.zeros((), jnp.int32))
         return state, TimeStep(cell, jnp.zeros((), jnp.float32), jnp.zeros((), jnp.bool_),
                                jnp.zeros((), jnp.bool_), {})
@@ -114,11 +148,15 @@ class GridWorld:
         plt.close(fig)
 
     def __repr__(self) -> str:
-        return f"GridWorld(rows={self.rows}, cols={self.cols}, max_steps={self.max_steps})"
+        where = "" if self.start is None else f", start={divmod(self.start, self.cols)}"
+        if self.goal != self.num_cells - 1:
+            where += f", goal={divmod(self.goal, self.cols)}"
+        return (f"GridWorld(rows={self.rows}, cols={self.cols}, max_steps={self.max_steps}"
+                f"{where})")
 
 
 def make(name: str, **kwargs: Any) -> GridWorld:
-    accepted = ("rows", "cols", "max_steps")
+    accepted = ("rows", "cols", "max_steps", "start", "goal")
     unknown = sorted(set(kwargs) - set(accepted))
     if unknown:
         raise EnvError(f"native/{name} has no parameter {', '.join(map(repr, unknown))}; "

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.interpreters import partial_eval as pe
 
 from rl_algos.common.config import ConfigError
 from rl_algos.qlearning.config import QLearningConfig
@@ -84,14 +85,40 @@ def epsilon_greedy(q: jax.Array, bits: jax.Array, epsilon: jax.Array | float) ->
     num_actions = q.shape[-1]
     explore = (bits[0] >> 8).astype(jnp.int32) < jnp.asarray(epsilon * 16777216.0).astype(
         jnp.int32)
-    is_max = q == jnp.max(q, axis=-1, keepdims=True)  # [N, A]
-    # Explore: every action is a candidate; exploit: the maximal ones.
-    cand = jnp.logical_or(is_max, explore[:, None])
-    rank = jnp.cumsum(cand.astype(jnp.uint32), axis=-1)  # [N, A], rank of each candidate
-    count = rank[:, -1]
-    k = bits[1] % count + 1  # the k-th candidate, uniform over the candidates
-    chosen = jnp.logical_and(cand, rank == k[:, None])
-    return jnp.sum(jnp.where(chosen, jnp.arange(num_actions, dtype=jnp.int32), 0), axis=-1)
+    if num_actions > _UNROLL_ACTIONS:
+        is_max = q == jnp.max(q, axis=-1, keepdims=True)  # [N, A]
+        # Explore: every action is a candidate; exploit: the maximal ones.
+        cand = jnp.logical_or(is_max, explore[:, None])
+        rank = jnp.cumsum(cand.astype(jnp.uint32), axis=-1)  # [N, A], rank of each candidate
+        count = rank[:, -1]
+        k = bits[1] % count + 1  # the k-th candidate, uniform over the candidates
+        chosen = jnp.logical_and(cand, rank == k[:, None])
+        return jnp.sum(jnp.where(chosen, jnp.arange(num_actions, dtype=jnp.int32), 0), axis=-1)
+    # The same choice written per action: elementwise operations only (no reduction, no
+    # cumulative sum), which XLA fuses into the step's other elementwise work.
+    cols = [q[:, a] for a in range(num_actions)]
+    q_max = _max_of(cols)
+    cands = [jnp.logical_or(c == q_max, explore) for c in cols]
+    ranks, total = [], jnp.zeros_like(bits[1])
+    for c in cands:
+        total = total + c.astype(jnp.uint32)
+        ranks.append(total)
+    k = bits[1] % total + 1
+    action = jnp.zeros(q.shape[:-1], jnp.int32)
+    for a in range(1, num_actions):
+        action = jnp.where(jnp.logical_and(cands[a], ranks[a] == k), a, action)
+    return action
+
+
+# Up to this many actions the per-step arithmetic is written out action by action.
+_UNROLL_ACTIONS = 16
+
+
+def _max_of(cols: list[jax.Array]) -> jax.Array:
+    out = cols[0]
+    for c in cols[1:]:
+        out = jnp.maximum(out, c)
+    return out
 
 
 @jax.custom_batching.custom_vmap
@@ -146,8 +173,17 @@ def q_learning_update(q_table: jax.Array, obs: jax.Array, action: jax.Array, rew
     may pass the rows `q_table[obs]` already gathered."""
     if q_obs is None:
         q_obs = take_rows(q_table, obs)
-    bootstrap = jnp.where(terminated, 0.0, jnp.max(take_rows(q_table, next_obs), axis=-1))
-    q_sa = jnp.sum(jnp.where(jnp.arange(q_obs.shape[-1]) == action[:, None], q_obs, 0.0), -1)
+    num_actions = q_obs.shape[-1]
+    q_next = take_rows(q_table, next_obs)
+    if num_actions > _UNROLL_ACTIONS:
+        max_next = jnp.max(q_next, axis=-1)
+        q_sa = jnp.sum(jnp.where(jnp.arange(num_actions) == action[:, None], q_obs, 0.0), -1)
+    else:  # elementwise only (see `epsilon_greedy`); the same values
+        max_next = _max_of([q_next[:, a] for a in range(num_actions)])
+        q_sa = q_obs[:, 0]
+        for a in range(1, num_actions):
+            q_sa = jnp.where(action == a, q_obs[:, a], q_sa)
+    bootstrap = jnp.where(terminated, 0.0, max_next)
     new = q_sa + hp.lr * (reward + hp.gamma * bootstrap - q_sa)
     return set_entries(q_table, obs, action, new)
 
@@ -182,6 +218,17 @@ def greedy_policy(q_table: jax.Array) -> jax.Array:
     return jnp.argmax(q_table, axis=-1).astype(jnp.int32)
 
 
+def _uses_key(env: Any) -> bool:
+    """Whether `env.step` reads its key (a deterministic environment's does not: its step keys
+    are then never drawn)."""
+    state, _ = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+    action = jax.ShapeDtypeStruct((), jnp.int32)
+    jaxpr = jax.make_jaxpr(env.step)(state, action, jax.random.PRNGKey(0)).jaxpr
+    key_vars = jaxpr.invars[-len(jax.tree.leaves(jax.random.PRNGKey(0))):]
+    _, used = pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))
+    return any(used[jaxpr.invars.index(v)] for v in key_vars)
+
+
 class QLearningEnvState(NamedTuple):
     """The batched environments of one agent, reset inline (see `make_algorithm`)."""
 
@@ -212,6 +259,7 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
     policy = make_policy(env, config)
     reset_all = jax.vmap(env.reset)
     step_all = jax.vmap(env.step)
+    env_step_uses_key = _uses_key(env)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_env, k_run = jax.random.split(key)
@@ -223,14 +271,28 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
         return RunnerState(TrainState(q_table, None, jnp.zeros((), jnp.int32)), envs, ts, k_run)
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
-        def step(c, k):
+        # Every random number of the update is drawn here, before the step loop, as a few
+        # vectorised threefry calls (per step k: k_words, k_step = split(k); four words from
+        # k_words), spread over the environments by `hash_words`; the resets of all steps are
+        # computed here too (where an episode ends, the step takes its environment's entry).
+        # Inside the loop a step is then only table look-ups and arithmetic.
+        key, k_steps = jax.random.split(carry.key)
+        step_keys = jax.vmap(jax.random.split)(jax.random.split(k_steps, config.num_steps))
+        words = jax.vmap(lambda k: jax.random.bits(k, (4,), jnp.uint32))(step_keys[:, 0])
+        bits = jax.vmap(hash_words, in_axes=(0, None))(words, n_envs)  # [T, 4, n_envs]
+        reset_keys = jax.random.wrap_key_data(jnp.swapaxes(bits[:, 2:], 1, 2),
+                                              impl="threefry2x32")
+        resets = jax.vmap(reset_all)(reset_keys)  # ([T, n_envs] states, time steps)
+        env_keys = (jax.vmap(lambda k: jax.random.split(k, n_envs))(step_keys[:, 1])
+                    if env_step_uses_key else None)
+
+        def step(c, xs):
             q_table, envs, ts, sums = c
-            k_words, k_step = jax.random.split(k)
+            bits_t, (reset_state, rts), keys_t = xs
             obs = ts.observation
-            bits = hash_words(jax.random.bits(k_words, (4,), jnp.uint32), n_envs)
-            action, extras = policy.act(Agent(q_table), obs, bits[:2], False, None, hp.epsilon)
+            action, extras = policy.act(Agent(q_table), obs, bits_t[:2], False, None, hp.epsilon)
             q_obs = extras["q_obs"]
-            env_state, nts = step_all(envs.env_state, action, jax.random.split(k_step, n_envs))
+            env_state, nts = step_all(envs.env_state, action, keys_t)
             next_obs = nts.observation.astype(jnp.int32)
             q_table = q_learning_update(q_table, obs, action, nts.reward, next_obs,
                                         nts.terminated, hp, q_obs)
@@ -244,8 +306,6 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
                     jnp.where(done, length, 0)).astype(jnp.float32),
                 "episode_count": sums["episode_count"] + jnp.sum(done).astype(jnp.float32),
             }
-            reset_keys = jax.random.wrap_key_data(bits[2:].T, impl="threefry2x32")
-            reset_state, rts = reset_all(reset_keys)
             envs = QLearningEnvState(
                 jax.tree.map(lambda r, s: jnp.where(
                     done.reshape(done.shape + (1,) * (s.ndim - 1)), r, s), reset_state,
@@ -259,12 +319,11 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
                                                     next_obs), info={})
             return (q_table, envs, ts, sums), None
 
-        key, k_steps = jax.random.split(carry.key)
         sums0 = {k: jnp.zeros((), jnp.float32)
                  for k in ("episode_return_sum", "episode_length_sum", "episode_count")}
         (q_table, envs, ts, metrics), _ = jax.lax.scan(
             step, (carry.train_state.params, carry.env_state, carry.timestep, sums0),
-            jax.random.split(k_steps, config.num_steps), unroll=4)
+            (bits, resets, env_keys), unroll=1)
         metrics = {**metrics, "q/mean": jnp.mean(q_table)}
         new_ts = TrainState(q_table, None, carry.train_state.step + 1)
         return RunnerState(new_ts, envs, ts, key, carry.extras), metrics
