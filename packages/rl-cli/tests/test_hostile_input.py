@@ -76,7 +76,25 @@ def _good_record(**changes: object) -> dict:
     return record
 
 
+def _stopped_run(tmp: Path, checkpoint: bytes | None = None) -> None:
+    """`tmp/run` as an `rl run` killed before its first checkpoint leaves it (config.json with
+    the request), optionally with a damaged checkpoint file."""
+    from rl_cli.runner import RunRequest, request_record
+
+    run = tmp / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    req = RunRequest(algo="ppo", env="gymnax/CartPole-v1", total_timesteps=2048, logdir=tmp,
+                     run_name="run")
+    (run / "config.json").write_text(json.dumps({"algo": "ppo", "env": "gymnax/CartPole-v1",
+                                                 "request": request_record(req, 1)}))
+    if checkpoint is not None:
+        (run / "checkpoints" / "updates-000000002.ckpt").write_bytes(checkpoint)
+
+
 SETUPS: dict[str, Callable[[Path], None]] = {
+    "stopped_run": lambda t: _stopped_run(t),
+    "stopped_run_garbage_checkpoint": lambda t: _stopped_run(t, b"RLCKPT1\n" + b"\x07" * 30),
+    "stopped_run_foreign_checkpoint": lambda t: _stopped_run(t, b"PK\x03\x04 a zip file"),
     "file": _file,
     "run": lambda t: _fake_run(t),
     "run_gymnax": lambda t: _fake_run(t, env="gymnax/CartPole-v1"),
@@ -245,6 +263,26 @@ CASES: dict[str, Case] = {
                                   "run"),
     "eval other spaces": Case(["eval", "{run}", "--env", "pgx/connect_four"], "other spaces",
                               "run"),
+    # checkpoints and rl resume
+    "run checkpoint-every off the chunks": Case(["run", *CART, "--checkpoint-every", "7"],
+                                                "--checkpoint-every 7 must be"),
+    "run eval-every negative": Case(["run", *CART, "--eval-every", "-4"], "--eval-every"),
+    "run checkpoint-minutes negative": Case(["run", *CART, "--checkpoint-minutes", "-1"],
+                                            "--checkpoint-minutes"),
+    "sweep checkpoint-every off the chunks": Case(
+        ["sweep", *CART, "--grid", "lr=1e-3,3e-3", "--checkpoint-every", "7"],
+        "--checkpoint-every 7 must be"),
+    "resume missing run dir": Case(["resume", "{tmp}/nothing"], "does not exist"),
+    "resume run dir is a file": Case(["resume", "{file}"], "does not exist", "file"),
+    "resume not a run": Case(["resume", "{run}"], "records no request", "run"),
+    "resume before any checkpoint": Case(["resume", "{run}"], "has no checkpoint",
+                                         "stopped_run"),
+    "resume damaged checkpoint": Case(["resume", "{run}"], "no usable checkpoint",
+                                      "stopped_run_garbage_checkpoint"),
+    "resume foreign file": Case(["resume", "{run}"], "not a checkpoint file",
+                                "stopped_run_foreign_checkpoint"),
+    "resume total not whole": Case(["resume", "{run}", "--total-timesteps", "1.5"],
+                                   "whole number", "stopped_run"),
     # rl render and rl plot
     "render missing run dir": Case(["render", "{tmp}/nothing"], "does not exist"),
     "render member out of range": Case(["render", "{run}", "--member", "5"],
@@ -297,8 +335,8 @@ def test_hostile_input_is_one_line_and_writes_nothing(name: str, tmp_path: Path,
 
 def test_the_table_is_large_enough() -> None:
     assert len(CASES) >= 45
-    assert {c.argv[0] for c in CASES.values()} >= {"run", "sweep", "evolve", "eval", "render",
-                                                   "plot"}
+    assert {c.argv[0] for c in CASES.values()} >= {"run", "sweep", "evolve", "eval", "resume",
+                                                   "render", "plot"}
 
 
 # --------------------------------------------------------------------------- docs/errors.md
