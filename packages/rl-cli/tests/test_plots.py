@@ -21,10 +21,30 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def two_runs(tmp_path_factory) -> list[Path]:
     logdir = tmp_path_factory.mktemp("runs")
     for algo in ("ppo", "dpo"):
-        main(["--no-compile-cache", "run", "--algo", algo, "--env", "gymnax/CartPole-v1",
-              "--num-seeds", "3", "--total-timesteps", "20480", "--logdir", str(logdir),
-              "--run-name", algo, "--no-progress"])
+        evaluate = ["--eval-every", "10", "--eval-episodes", "3"] if algo == "ppo" else []
+        with pytest.raises(SystemExit) as done:
+            main(["--no-compile-cache", "run", "--algo", algo, "--env", "gymnax/CartPole-v1",
+                  "--num-seeds", "3", "--total-timesteps", "20480", "--logdir", str(logdir),
+                  "--run-name", algo, "--no-progress", *evaluate])
+            raise SystemExit(0)
+        assert not done.value.code
     return [logdir / "ppo", logdir / "dpo"]
+
+
+def test_periodic_greedy_evaluation(two_runs, tmp_path: Path, capsys) -> None:
+    """`--eval-every 10`: greedy evaluations at updates 10, 20, 30, 40 (of 40), in metrics.jsonl
+    and the curves; the last is the final agents' evaluation the summary reports (same agents,
+    same episodes)."""
+    curves = load_curves(two_runs[0])
+    assert curves.eval_steps.tolist() == [10 * 512, 20 * 512, 30 * 512, 40 * 512]
+    assert curves.eval_returns.shape == (4, 3)
+    summary = json.loads((two_runs[0] / "summary.json").read_text())
+    np.testing.assert_allclose(curves.eval_returns[-1], summary["greedy_eval_return_per_member"])
+    assert len(load_curves(two_runs[1]).eval_steps) == 0
+    out = tmp_path / "with-eval.png"
+    code, _, err = run_cli(["plot", *map(str, two_runs), "--eval", "--out", str(out)], capsys)
+    assert code == 0, err
+    assert out.read_bytes()[:8] == PNG
 
 
 def test_rl_run_writes_curves_png(two_runs) -> None:
@@ -34,6 +54,7 @@ def test_rl_run_writes_curves_png(two_runs) -> None:
         assert curves.returns.shape[1] == 3 and len(curves.steps) == curves.returns.shape[0]
         mean, band = curves.mean_band
         rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+        rows = [r for r in rows if not r.get("eval")]
         np.testing.assert_allclose(mean[-1], rows[-1]["episode_return_mean"], rtol=1e-6)
         assert np.all(band[np.isfinite(band)] >= 0)
 

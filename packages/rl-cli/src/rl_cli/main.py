@@ -411,12 +411,15 @@ def render_(run_dir: Path, out: Path | None, member: int, seed: int, stochastic:
               help="A legend label per run, in order (default: algorithm, environment and the "
                    "settings that differ between the runs).")
 @click.option("--members", is_flag=True, help="Also draw every member's curve faintly.")
-def plot(run_dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], members: bool) -> None:
+@click.option("--eval", "evaluation", is_flag=True,
+              help="Also draw the periodic greedy evaluations (runs with --eval-every), dashed.")
+def plot(run_dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], members: bool,
+         evaluation: bool) -> None:
     """Overlay the learning curves of `rl run` directories: each run's mean return over its
     members with a 95% band, against environment steps."""
     from rl_cli.plots import plot_runs
 
-    path = plot_runs(list(run_dirs), out, list(labels) or None, members)
+    path = plot_runs(list(run_dirs), out, list(labels) or None, members, evaluation)
     click.echo(f"wrote {path}")
 
 

@@ -25,6 +25,8 @@ class Curves(NamedTuple):
     config: dict[str, Any]  # config.json
     steps: np.ndarray  # [T] environment steps per member at the end of each logged chunk
     returns: np.ndarray  # [T, M], NaN where no episode of that member ended in the chunk
+    eval_steps: np.ndarray  # [E] steps of the periodic greedy evaluations (`--eval-every`)
+    eval_returns: np.ndarray  # [E, M] each member's mean greedy return there
 
     @property
     def mean_band(self) -> tuple[np.ndarray, np.ndarray]:
@@ -45,16 +47,26 @@ def load_curves(run_dir: Path) -> Curves:
         config = json.loads((run_dir / "config.json").read_text())
         rows = [json.loads(line) for line in
                 (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
-        rows = [r for r in rows if not r.get("eval")]  # periodic evaluations: their own records
+        evals = [r for r in rows if r.get("eval")]  # periodic evaluations: their own records
+        rows = [r for r in rows if not r.get("eval")]
         steps = np.array([r["env_steps"] for r in rows], dtype=np.float64)
-        returns = np.array([[np.nan if v is None else v for v in r["episode_return"]]
-                            for r in rows], dtype=np.float64).reshape(len(rows), -1)
+        returns = _matrix([r["episode_return"] for r in rows])
+        eval_steps = np.array([r["env_steps"] for r in evals], dtype=np.float64)
+        eval_returns = _matrix([r["greedy_return"] for r in evals])
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise UserError(f"'{run_dir}' has unreadable metrics ({type(e).__name__}: {e}); it is "
                         "not a directory `rl run` wrote") from None
     if not rows:
         raise UserError(f"'{run_dir}/metrics.jsonl' is empty: the run logged no chunk yet")
-    return Curves(run_dir, config, steps, returns)
+    return Curves(run_dir, config, steps, returns, eval_steps, eval_returns)
+
+
+def _matrix(rows: list[list[float | None]]) -> np.ndarray:
+    """`[T, M]` floats from JSON rows, null as NaN."""
+    if not rows:
+        return np.zeros((0, 0))
+    return np.array([[np.nan if v is None else v for v in r] for r in rows],
+                    dtype=np.float64).reshape(len(rows), -1)
 
 
 def _pyplot() -> Any:
@@ -75,8 +87,9 @@ def _save(fig: Any, out: Path) -> None:
 
 
 def draw_run(ax: Any, curves: Curves, label: str | None = None, members: bool = True,
-             color: Any = None) -> None:
-    """Each member faintly (when `members`), then the mean over members with its 95% band."""
+             color: Any = None, evaluation: bool = True) -> None:
+    """Each member faintly (when `members`), then the mean over members with its 95% band, and
+    (when `evaluation` and the run has them) the periodic greedy evaluations' mean, dashed."""
     steps, returns = curves.steps, curves.returns
     if members:
         for m in range(returns.shape[1]):
@@ -89,6 +102,11 @@ def draw_run(ax: Any, curves: Curves, label: str | None = None, members: bool = 
     if returns.shape[1] > 1:
         ax.fill_between(steps[ok], (mean - band)[ok], (mean + band)[ok], alpha=0.2,
                         color=line.get_color(), lw=0)
+    if evaluation and len(curves.eval_steps):
+        ev = np.array([mean_ci95(r)[0] for r in curves.eval_returns])
+        ok = np.isfinite(ev)
+        ax.plot(curves.eval_steps[ok], ev[ok], lw=1.5, ls="--", marker=".",
+                color=line.get_color(), label=f"{line.get_label()}: greedy evaluation")
 
 
 def _decorate(ax: Any, title: str) -> None:
@@ -150,9 +168,10 @@ def labels_for(runs: list[Curves]) -> list[str]:
 
 
 def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
-              members: bool = False) -> Path:
+              members: bool = False, evaluation: bool = False) -> Path:
     """Several runs on one axes: each run's mean over members with its 95% band (and its members
-    faintly with `members`), labelled by `labels` or by `labels_for`."""
+    faintly with `members`, its periodic greedy evaluations dashed with `evaluation`), labelled
+    by `labels` or by `labels_for`."""
     runs = [load_curves(d) for d in run_dirs]
     if labels is not None and len(labels) != len(runs):
         raise UserError(f"--label was given {len(labels)} times for {len(runs)} runs; give one "
@@ -163,7 +182,7 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
     fig, ax = plt.subplots(figsize=(7, 4.2))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
-        draw_run(ax, curves, label, members, colors[i % len(colors)])
+        draw_run(ax, curves, label, members, colors[i % len(colors)], evaluation)
     envs = sorted({str(c.config.get("env")) for c in runs})
     _decorate(ax, ", ".join(envs) + ": mean over members, 95% band")
     fig.tight_layout()
