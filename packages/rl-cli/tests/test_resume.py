@@ -170,3 +170,24 @@ def test_killed_sweep_resumes_bitwise(tmp_path) -> None:
     assert (tmp_path / "run" / "sweep.csv").read_text() == (tmp_path / "ref" / "sweep.csv")\
         .read_text()
     assert _metrics(tmp_path / "run") == _metrics(tmp_path / "ref")
+
+
+def test_finished_run_trains_further(references, tmp_path, capsys) -> None:
+    """`rl resume --total-timesteps` extends a finished run from its final checkpoint: the first
+    updates are the run's own, the new ones follow, and the summary counts the new total."""
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(references["ppo"], run_dir)
+    before = _metrics(run_dir)
+    steps = CASES["ppo"][1] * 3 // 2  # 40,960 -> 61,440 steps: 80 -> 120 updates
+    code, out, err = run_cli(["resume", str(run_dir), "--total-timesteps", str(steps),
+                              "--no-progress"], capsys)
+    assert code == 0, err
+    after = _metrics(run_dir)
+    train = [r for r in after if not r.get("eval")]
+    assert after[:len(before)] == before and train[-1]["update"] == 120
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["total_timesteps"] == steps and summary["resumed_from_update"] == 80
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["num_updates"] == 120 and config["resumed"][0]["from_update"] == 80
