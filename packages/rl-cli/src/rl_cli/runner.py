@@ -274,7 +274,8 @@ def execute(req: RunRequest, console: Console | None = None,
 
     logger = None
     if run_dir is not None:
-        logger = RunLogger(run_dir, names, algo.steps_per_update, resume_at=done,
+        logger = RunLogger(run_dir, names, algo.steps_per_update,
+                           resume_at=None if point is None else done,
                            elapsed_offset=0.0 if point is None else point.elapsed)
     health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
     evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
