@@ -94,8 +94,9 @@ def references(tmp_path_factory) -> dict[str, Path]:
     return {algo: logdir / algo for algo in CASES}
 
 
-@pytest.mark.parametrize("algo", sorted(CASES))
-@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+@pytest.mark.parametrize("algo, signum", [
+    *((a, s) for a in sorted(CASES) for s in (signal.SIGKILL, signal.SIGINT)),
+    ("ppo", signal.SIGTERM)], ids=lambda x: x if isinstance(x, str) else signal.Signals(x).name)
 def test_killed_run_resumes_bitwise(algo, signum, references, tmp_path) -> None:
     rng = random.Random(f"{algo}-{signum}-{os.getpid()}-{time.time_ns()}")
     chunk = CASES[algo][2]
@@ -109,7 +110,7 @@ def test_killed_run_resumes_bitwise(algo, signum, references, tmp_path) -> None:
     if signum == signal.SIGKILL:
         assert code == -signal.SIGKILL, f"the run ended before the kill {where}: {text}"
     else:
-        assert code == 130, f"{where}: {text}"
+        assert code == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], f"{where}: {text}"
         assert "rl resume" in text and "checkpoint" in text, text
     assert not (run_dir / "summary.json").exists(), where
     code, text = _finish(_rl(["resume", str(run_dir), "--no-progress"]))
