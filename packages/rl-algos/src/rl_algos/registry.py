@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, lpo, ppo, pqn, qlearning, sac, td3, vpg
+from rl_algos import dpo, dqn, lpo, ppo, pqn, qlearning, sac, td3, vpg
 from rl_algos.common.config import ConfigError
 from rl_algos.common.policy import actor_critic_policy
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete, Policy
@@ -144,6 +144,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
         pqn.PQNConfig, pqn.PQNHParams, pqn.make_algorithm, pqn.make_policy, (Discrete,),
         pqn.PRESETS, env_presets=pqn.ENV_PRESETS,
+    ),
+    "dqn": AlgoSpec(
+        "dqn", "Deep Q-Network (replay, target network, Double DQN targets, n-step, dueling)",
+        dqn.DQNConfig, dqn.DQNHParams, dqn.make_algorithm, dqn.make_policy, (Discrete,),
+        dqn.PRESETS,
     ),
     "qlearning": AlgoSpec(
         "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",

@@ -13,6 +13,12 @@ end wraps to slot 0 and, once the ring is full, each new item overwrites the old
 draws `batch_size` items uniformly, with replacement, from the filled slots only (never the
 zero-initialised empty ones).
 
+Windows for n-step returns: when every `add` stores the items of `stride` environments' steps
+in the same order (a rollout's `[T, N]` transitions flattened time-major), the same
+environment's next item is always `stride` slots later (mod capacity), so `sample_slots(state,
+key, window, stride)` draws the first slots of windows of `window` consecutive steps of one
+environment, all written and none overwritten, and `window_slots` gives every slot of each.
+
 Sampling is one `random.bits` call and a gather: a split key and two `randint` calls per draw cost
 23 us on the CPU (every threefry call is a rolled loop of small kernels) against 7 us for one
 `bits` call (TD3 samples once per update: its whole program ran 5% faster).
@@ -84,9 +90,35 @@ class ReplayBuffer:
         `[0, size)` (the ring fills from slot 0 and, once full, every slot holds an item), and
         the modulo favours the first `2**32 mod size` slots by at most `size / 2**32` in
         relative probability (2e-4 for a million items)."""
+        return self.gather(state, self.sample_slots(state, key))
+
+    def sample_slots(self, state: ReplayState, key: jax.Array, window: int = 1,
+                     stride: int = 1) -> jax.Array:
+        """int32 `[batch_size]` slots drawn uniformly with replacement, each the first of a window
+        of `window` items `stride` slots apart (`window_slots`) that have all been written and
+        none overwritten: the window's first item is at most the newest minus
+        `(window - 1) * stride` and at least the oldest. With `window=1`, the slots `sample`
+        gathers. While fewer than `(window - 1) * stride + 1` items are stored there is no such
+        window and the slots are meaningless (`num_windows` is 0: do not learn from them)."""
         words = jax.random.bits(key, (self.batch_size,), jnp.uint32)
-        size = jnp.maximum(self.size(state), 1).astype(jnp.uint32)
-        slots = (words % size).astype(jnp.int32)
+        if window == 1:
+            size = jnp.maximum(self.size(state), 1).astype(jnp.uint32)
+            return (words % size).astype(jnp.int32)
+        count = jnp.maximum(self.num_windows(state, window, stride), 1).astype(jnp.uint32)
+        oldest = jnp.where(state.is_full, state.insert_index, 0)
+        return ((oldest + (words % count).astype(jnp.int32)) % self.capacity).astype(jnp.int32)
+
+    def num_windows(self, state: ReplayState, window: int, stride: int) -> jax.Array:
+        """How many windows `sample_slots` draws from (int32 `[]`, 0 while there are none)."""
+        return jnp.maximum(self.size(state) - (window - 1) * stride, 0).astype(jnp.int32)
+
+    def window_slots(self, first: jax.Array, window: int, stride: int) -> jax.Array:
+        """`first [B] -> [B, window]`: the slots `first + k * stride` (mod capacity)."""
+        return (first[:, None] + stride * jnp.arange(window, dtype=jnp.int32)) % self.capacity
+
+    @staticmethod
+    def gather(state: ReplayState, slots: jax.Array) -> Any:
+        """The items at `slots` (any int shape `S`): every leaf gets a leading `S` axis."""
         return jax.tree.map(lambda x: x[slots], state.experience)
 
     @staticmethod

@@ -71,12 +71,13 @@ def epsilon_at(update: jax.Array, num_updates: int, hp: Any) -> jax.Array:
     return hp.eps_start + (hp.eps_finish - hp.eps_start) * frac
 
 
-def check_spaces(env: Any) -> None:
+def check_spaces(env: Any, algo: str = "pqn") -> None:
+    """Discrete actions and Box observations, or a `ConfigError` saying what to pick instead."""
     if not isinstance(env.action_space, Discrete):
-        raise ConfigError(f"pqn needs a Discrete action space, got "
+        raise ConfigError(f"{algo} needs a Discrete action space, got "
                           f"{type(env.action_space).__name__}; pick another algorithm.")
     if not isinstance(env.observation_space, Box):
-        raise ConfigError(f"pqn learns from Box observations, got "
+        raise ConfigError(f"{algo} learns from Box observations, got "
                           f"{type(env.observation_space).__name__}; for discrete states use "
                           "'qlearning'.")
 
@@ -89,11 +90,12 @@ def q_network_model(env: Any, config: PQNConfig) -> Callable[[jax.Array], QNetwo
                    num_layers=config.num_layers, cnn_channels=config.cnn_channels)
 
 
-def make_policy(env: Any, config: PQNConfig) -> Policy:
-    """PQN's acting: greedy over the legal actions, or ε-greedy with ε = `explore` (the
-    schedule's value while training; `EVAL_EPSILON` when None). The noise is a key."""
-    check_spaces(env)
-    params_like, static = model_structure(q_network_model(env, config))
+def q_policy(make_model: Callable[[jax.Array], Any]) -> Policy:
+    """The ε-greedy acting of a Q-network `key -> model` (`model(obs) -> Q [A]`, applied per
+    observation) that PQN and DQN share: greedy over the legal actions, or ε-greedy with ε =
+    `explore` (the schedule's value while training; `EVAL_EPSILON` when None). The noise is a
+    key."""
+    params_like, static = model_structure(make_model)
 
     def act(agent: Agent, obs: jax.Array, noise: jax.Array, deterministic: bool,
             mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
@@ -104,6 +106,12 @@ def make_policy(env: Any, config: PQNConfig) -> Policy:
         return epsilon_greedy(q, mask, eps, noise), {}
 
     return Policy(Agent(params_like), act, lambda key, shape: key)
+
+
+def make_policy(env: Any, config: PQNConfig) -> Policy:
+    """PQN's acting: `q_policy` of its Q-network."""
+    check_spaces(env)
+    return q_policy(q_network_model(env, config))
 
 
 def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:

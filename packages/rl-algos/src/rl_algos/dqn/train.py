@@ -1,0 +1,214 @@
+"""DQN's training program: `make_algorithm(env, config)` gives the `Algorithm` (init + one update).
+
+One update: `num_steps` steps of `num_envs` environments, acting ε-greedily over the legal actions
+(ε decays linearly from `eps_start` to `eps_finish` over the first `eps_decay` of the run), stored
+in the on-device replay buffer shared with TD3 and SAC; then `gradient_steps` Adam steps (global
+norm clipping), each on a fresh minibatch of n-step windows, towards the Double DQN (or DQN)
+target of the target network; then, when the update crossed a multiple of
+`target_update_interval` environment steps, the target network moves a Polyak step `tau` towards
+the online one (`tau=1`: a copy). Nothing is learnt before `learning_starts` environment steps.
+
+The buffer holds single transitions; an n-step window is `n` consecutive steps of one
+environment, `num_envs` slots apart (`ReplayBuffer.sample_slots`), its return cut at the first
+episode end, and its bootstrap observation (the true next observation of its last step, the
+final one after a time limit) and that observation's legal actions gathered from the window's
+last step only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.offpolicy import polyak
+from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.replay import ReplayBuffer
+from rl_algos.common.sgd import clipped_optimizer
+from rl_algos.dqn.config import DQNConfig
+from rl_algos.dqn.losses import double_q_target, n_step_return, td_loss
+from rl_algos.dqn.networks import DQNNetwork
+from rl_algos.pqn.train import check_spaces, epsilon_at, q_policy
+from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, TrainState, rollout
+from rl_core import make_train as _make_train
+
+
+class DQNExtras(NamedTuple):
+    """DQN's own carry: the target network's parameters and the replay buffer's state."""
+
+    target: Any
+    buffer: Any
+
+
+def q_network_model(env: Any, config: DQNConfig) -> Callable[[jax.Array], DQNNetwork]:
+    """`key -> DQNNetwork` over the environment's own observation shape (an image gets the
+    convolution when `cnn_channels` > 0)."""
+    return partial(DQNNetwork, obs_shape=tuple(env.observation_space.shape),
+                   num_actions=env.action_space.n, hidden_sizes=tuple(config.hidden_sizes),
+                   cnn_channels=config.cnn_channels, activation=config.activation,
+                   layer_norm=config.layer_norm, dueling=config.dueling)
+
+
+def make_policy(env: Any, config: DQNConfig) -> Policy:
+    """DQN's acting (PQN's `q_policy`): greedy over the legal actions (`deterministic=True`), or
+    ε-greedy with ε = `explore` (the schedule's value while training; 0.05, the evaluation ε of
+    Mnih et al., when None). The noise is a key."""
+    check_spaces(env, "dqn")
+    return q_policy(q_network_model(env, config))
+
+
+def replay_example(env: Any, masked: bool) -> dict[str, jax.Array]:
+    """One replay item of zeros: the observation (its own shape and dtype), the action, the
+    reward, both episode-end flags, the true next observation and, for masked environments, the
+    next observation's legal actions."""
+    space = env.observation_space
+    obs = jnp.zeros(tuple(space.shape), space.dtype)
+    f = jnp.zeros((), jnp.bool_)
+    item = {"obs": obs, "action": jnp.zeros((), jnp.int32), "reward": jnp.zeros((), jnp.float32),
+            "terminated": f, "truncated": f, "next_obs": obs}
+    if masked:
+        item["next_mask"] = jnp.ones((env.action_space.n,), jnp.bool_)
+    return item
+
+
+def replay_items(traj: Any, masked: bool) -> dict[str, jax.Array]:
+    """A rollout's `[T, N]` transitions as `T*N` items, time-major: environment `e`'s step `t` is
+    item `t*N + e`, so its next step is `N` items later (what n-step windows rely on). The next
+    mask is that of the true next state (`final_action_mask`: after an episode end
+    `action_mask` is already the new episode's)."""
+    items = {"obs": traj.observation, "action": traj.action.astype(jnp.int32),
+             "reward": traj.reward.astype(jnp.float32), "terminated": traj.terminated,
+             "truncated": traj.truncated, "next_obs": traj.next_observation}
+    if masked:
+        items["next_mask"] = traj.info.get("final_action_mask", traj.info["action_mask"])
+    return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), items)
+
+
+def n_step_batch(buffer: ReplayBuffer, state: Any, first: jax.Array, n: int, stride: int,
+                 gamma: jax.Array | float) -> dict[str, jax.Array]:
+    """The n-step windows whose first items are at slots `first [B]` (`n` steps of one
+    environment, `stride` = `num_envs` slots apart): the first step's `obs` and `action`, the
+    `return` and bootstrap `discount` of `n_step_return`, and the true next observation
+    `next_obs` (and `next_mask`, its legal actions, when stored) of the window's last step,
+    gathered from that step alone."""
+    exp = state.experience
+    slots = buffer.window_slots(first, n, stride)  # [B, n]
+    ret, discount, last = n_step_return(exp["reward"][slots], exp["terminated"][slots],
+                                        exp["truncated"][slots], gamma)
+    last_slot = jnp.take_along_axis(slots, last[:, None], axis=-1)[:, 0]
+    out = {"obs": exp["obs"][first], "action": exp["action"][first], "return": ret,
+           "discount": discount, "next_obs": exp["next_obs"][last_slot]}
+    if "next_mask" in exp:
+        out["next_mask"] = exp["next_mask"][last_slot]
+    return out
+
+
+def make_algorithm(env: Any, config: DQNConfig) -> Algorithm:
+    """DQN on `env` (one unbatched environment implementing the port, Discrete actions)."""
+    config.validate()
+    check_spaces(env, "dqn")
+    venv = make_vector_env(env, config.num_envs, flatten=False)
+    make_model = q_network_model(env, config)
+    static = model_structure(make_model)[1]
+    policy = make_policy(env, config)
+    num_updates, steps_per_update = config.num_updates, config.steps_per_update
+    g, b, n, num_envs = config.gradient_steps, config.batch_size, config.n_step, config.num_envs
+    buffer = ReplayBuffer(config.buffer_size, g * b)
+    # Whether the environment has legal-action masks: its reset's info says (no compilation).
+    _, ts0 = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+    masked = "action_mask" in ts0.info
+
+    def optimizer(hp: Any) -> Any:
+        return clipped_optimizer(hp.lr, hp.max_grad_norm,
+                                 anneal_updates=num_updates if config.anneal_lr else None,
+                                 steps_per_update=g)
+
+    def q_values(params: Any, obs: jax.Array) -> jax.Array:  # [B, ...] -> [B, A]
+        return jax.vmap(eqx.combine(params, static))(obs)
+
+    def init(key: jax.Array, hp: Any) -> RunnerState:
+        k_model, k_env, k_run = jax.random.split(key, 3)
+        params = eqx.filter(make_model(k_model), eqx.is_array)
+        env_state, ts = venv.reset(k_env)
+        train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
+        extras = DQNExtras(params, buffer.init(replay_example(env, masked)))
+        return RunnerState(train_state, env_state, ts, k_run, extras)
+
+    def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array):
+        return policy.act(Agent(params), ts.observation, key, False, ts.info.get("action_mask"),
+                          eps)
+
+    def learn(hp: Any, params: Any, opt_state: Any, target: Any, buf: Any, first: jax.Array):
+        tx = optimizer(hp)
+
+        def step(state, first_b):
+            params, opt_state = state
+            mb = n_step_batch(buffer, buf, first_b, n, num_envs, hp.gamma)
+            obs, action, next_obs, next_mask = (mb["obs"], mb["action"], mb["next_obs"],
+                                                mb.get("next_mask"))
+            ret, discount = mb["return"], mb["discount"]
+            next_q_target = q_values(target, next_obs)
+            next_q_online = q_values(params, next_obs) if config.double else next_q_target
+            y = double_q_target(ret, discount, next_q_online, next_q_target, next_mask,
+                                config.double)
+
+            def loss_fn(p):
+                q = q_values(p, obs)
+                q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
+                return td_loss(q_taken, y, config.loss)
+
+            (_, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return (eqx.apply_updates(params, updates), opt_state), metrics
+
+        (params, opt_state), metrics = jax.lax.scan(step, (params, opt_state),
+                                                    first.reshape(g, b))
+        return params, opt_state, jax.tree.map(jnp.mean, metrics)
+
+    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
+        ts_, extras = carry.train_state, carry.extras
+        eps = epsilon_at(ts_.step, num_updates, hp)
+        key, k_roll, k_sample = jax.random.split(carry.key, 3)
+        (env_state, timestep, _), traj = rollout(
+            venv, partial(act, ts_.params, eps), carry.env_state, carry.timestep, k_roll,
+            config.num_steps)
+        buf = buffer.add(extras.buffer, replay_items(traj, masked))
+        env_steps = (ts_.step + 1) * steps_per_update  # stored after this update's rollout
+        learning = jnp.logical_and(env_steps >= config.learning_starts,
+                                   buffer.num_windows(buf, n, num_envs) > 0)
+        first = buffer.sample_slots(buf, k_sample, n, num_envs)
+        operands = (ts_.params, ts_.opt_state, extras.target, buf, first)
+        learnt = partial(learn, hp)
+
+        def skip(params, opt_state, target, buf, first):
+            zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
+                                 jax.eval_shape(learnt, *operands)[2])
+            return params, opt_state, zeros
+
+        # Under vmap (many members) `cond` computes both branches and selects; the warm-up is a
+        # small share of a run.
+        params, opt_state, metrics = jax.lax.cond(learning, learnt, skip, *operands)
+        # The target network moves when this update crossed a multiple of the interval.
+        interval = config.target_update_interval
+        crossed = env_steps // interval > (env_steps - steps_per_update) // interval
+        move = jnp.logical_and(learning, crossed)
+        # tau = 1 is an exact copy (t + 1 * (o - t) can differ from o in the last bit).
+        target = jax.tree.map(
+            lambda moved, new, old: jnp.where(move, jnp.where(hp.tau >= 1.0, new, moved), old),
+            polyak(extras.target, params, hp.tau), params, extras.target)
+        metrics = {**metrics, "epsilon": eps, "learning": learning.astype(jnp.float32),
+                   **episode_metrics(traj.info, traj.terminated, traj.truncated)}
+        new_ts = TrainState(params, opt_state, ts_.step + 1)
+        return RunnerState(new_ts, env_state, timestep, key, DQNExtras(target, buf)), metrics
+
+    return Algorithm(init, update, num_updates, steps_per_update, agent_fn(venv), policy)
+
+
+def make_train(env: Any, config: DQNConfig) -> Callable[[jax.Array, Any], TrainResult]:
+    """`train(key, hparams) -> TrainResult`, pure: `jax.jit(jax.vmap(train))` trains many seeds."""
+    return _make_train(make_algorithm(env, config))
