@@ -273,7 +273,7 @@ CASES: dict[str, Case] = {
         ["sweep", *CART, "--grid", "lr=1e-3,3e-3", "--checkpoint-every", "7"],
         "--checkpoint-every 7 must be"),
     "resume missing run dir": Case(["resume", "{tmp}/nothing"], "does not exist"),
-    "resume run dir is a file": Case(["resume", "{file}"], "does not exist", "file"),
+    "resume run dir is a file": Case(["resume", "{file}"], "is a file", "file"),
     "resume not a run": Case(["resume", "{run}"], "records no request", "run"),
     "resume before any checkpoint": Case(["resume", "{run}"], "has no checkpoint",
                                          "stopped_run"),

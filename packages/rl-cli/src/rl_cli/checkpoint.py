@@ -88,12 +88,12 @@ def write_checkpoint(run_dir: Path, state: Any, info: dict[str, Any]) -> Path:
     buf = io.BytesIO()
     eqx.tree_serialise_leaves(buf, tree)
     payload = buf.getvalue()
-    header = json.dumps({
+    fields = {
         **info, "updates_done": int(state.updates_done),
         "metrics": {k: str(np.dtype(v.dtype)) for k, v in state.metrics.items()},
         "leaves": _leaf_specs(state.carry), "payload_bytes": len(payload),
-        "sha256": hashlib.sha256(payload).hexdigest(),
-    }).encode()
+    }
+    header = json.dumps({**fields, "sha256": _digest(fields, payload)}).encode()
     path = checkpoint_path(run_dir, state.updates_done)
     path.parent.mkdir(exist_ok=True)
     tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
@@ -109,6 +109,12 @@ def write_checkpoint(run_dir: Path, state: Any, info: dict[str, Any]) -> Path:
     for old in list_checkpoints(run_dir)[KEEP:]:
         old.unlink(missing_ok=True)
     return path
+
+
+def _digest(fields: dict[str, Any], payload: bytes) -> str:
+    """SHA-256 of the header's fields (canonical JSON) and the payload: a change to either, such
+    as an update count or a leaf shape, is caught before anything is loaded."""
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode() + payload).hexdigest()
 
 
 def list_checkpoints(run_dir: Path) -> list[Path]:
@@ -131,13 +137,15 @@ def read_header(path: Path) -> tuple[dict[str, Any], bytes]:
     start = len(MAGIC) + 8
     try:
         header = json.loads(data[start:start + n])
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        fields = {k: v for k, v in header.items() if k != "sha256"}
+        expected = int(header["payload_bytes"])
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError, TypeError,
+            ValueError):
         raise CorruptCheckpoint("truncated or damaged header") from None
     payload = data[start + n:]
-    if len(payload) != header.get("payload_bytes"):
-        raise CorruptCheckpoint(f"truncated: {len(payload):,} of its "
-                                f"{header.get('payload_bytes'):,} payload bytes")
-    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+    if len(payload) != expected:
+        raise CorruptCheckpoint(f"truncated: {len(payload):,} of its {expected:,} payload bytes")
+    if _digest(fields, payload) != header.get("sha256"):
         raise CorruptCheckpoint("its contents do not match their SHA-256 (altered or damaged)")
     return header, payload
 
@@ -159,16 +167,23 @@ def read_checkpoint(path: Path, carry_like: Any) -> tuple[Any, dict[str, Any]]:
     m, done = len(jax.tree.leaves(carry_like)[0]), int(header["updates_done"])
     metrics_like = {k: jax.ShapeDtypeStruct((m, done), np.dtype(d))
                     for k, d in header["metrics"].items()}
-    tree = eqx.tree_deserialise_leaves(io.BytesIO(payload),
-                                       {"carry": carry_like, "metrics": metrics_like})
-    to_np = lambda t: jax.tree.map(np.asarray, t)  # noqa: E731
-    return MembersState(to_np(tree["carry"]), done, to_np(tree["metrics"])), header
+    like = {"carry": carry_like, "metrics": metrics_like}
+    try:
+        tree = eqx.tree_deserialise_leaves(io.BytesIO(payload), like)
+    except Exception as e:  # the hash matched, so this is a file written by something else
+        raise CorruptCheckpoint(f"unreadable payload ({type(e).__name__}: {e})") from None
+    tree = jax.tree.map(np.asarray, tree)
+    if _leaf_specs(tree) != _leaf_specs(like):
+        raise CorruptCheckpoint("its arrays do not have the shapes its header states")
+    return MembersState(tree["carry"], done, tree["metrics"]), header
 
 
 def latest_checkpoint(run_dir: Path, carry_like: Any,
                       warn: Any = print) -> tuple[Any, dict[str, Any], Path]:
     """The newest readable checkpoint of `run_dir`; a damaged newer one is skipped with a line
     through `warn` that names it. None readable is a UserError."""
+    for stale in (run_dir / FOLDER).glob(".tmp-*"):  # left by a process killed mid-write
+        stale.unlink(missing_ok=True)
     paths = list_checkpoints(run_dir)
     if not paths:
         raise UserError(f"'{run_dir}' has no checkpoint ({FOLDER}/updates-*.ckpt): the run "
@@ -188,9 +203,9 @@ def latest_checkpoint(run_dir: Path, carry_like: Any,
 class Checkpointer:
     """`rl_core.Checkpointing` for the CLI: a checkpoint every `every_updates` updates, every
     `every_seconds` of training, at the end, and at the first chunk boundary after SIGINT or
-    SIGTERM, after which it raises `Interrupted` (the run then exits 130/143). `hooks` are
-    called with every state offered (periodic evaluation); `run_dir` None (processes other than
-    0) writes nothing but still stops on a signal."""
+    SIGTERM, after which it raises `Interrupted` (the run then exits 130/143; a signal during
+    the last chunk lets the run finish). `on_eval` is called with the state every `eval_every`
+    updates (periodic evaluation); `run_dir` None (processes other than 0) writes nothing."""
 
     def __init__(self, run_dir: Path | None, info: dict[str, Any], every_updates: int = 0,
                  every_seconds: float = 0.0, eval_every: int = 0, on_eval: Any = None):
@@ -218,9 +233,10 @@ class Checkpointer:
         return self._saving or evaluate
 
     def save(self, state: Any) -> None:
-        if self.on_eval is not None and self.eval_every \
+        stopping = self.signum is not None
+        if not stopping and self.on_eval is not None and self.eval_every \
                 and state.updates_done % self.eval_every == 0:
-            self.on_eval(state)
+            self.on_eval(state)  # skipped when a signal asks to stop: the checkpoint comes first
         if not self._saving:
             return
         if self.run_dir is not None:
@@ -228,8 +244,8 @@ class Checkpointer:
             self.last_path = write_checkpoint(self.run_dir, state,
                                               {**self.info, "elapsed": elapsed})
         self.last_time = time.monotonic()
-        if self.signum is not None:
-            raise Interrupted(self.signum, self.last_path)
+        if stopping and state.updates_done < self.info["num_updates"]:
+            raise Interrupted(self.signum, self.last_path)  # type: ignore[arg-type]
 
     def __enter__(self) -> Checkpointer:
         """Catches SIGINT and SIGTERM: the first asks for a checkpoint and a stop at the next
@@ -238,9 +254,10 @@ class Checkpointer:
         self._previous = {s: signal.getsignal(s) for s in SIGNAL_EXIT}
 
         def handler(signum: int, frame: Any) -> None:
-            if self.signum is not None and signum == signal.SIGINT:
-                raise KeyboardInterrupt
             self.signum = signum
+            # A second Ctrl-C interrupts at once (Python's own handler), keeping the previous
+            # checkpoint.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
         for s in SIGNAL_EXIT:
             signal.signal(s, handler)
@@ -251,14 +268,33 @@ class Checkpointer:
             signal.signal(s, h)
 
 
+def check_cadence(every_updates: int, minutes: float, eval_every: int, chunk_len: int,
+                  num_updates: int) -> None:
+    """`--checkpoint-every` and `--eval-every` count updates at chunk boundaries: each must be 0
+    (off) or a positive multiple of the chunk length; `--checkpoint-minutes` a number >= 0."""
+    for flag, value in (("--checkpoint-every", every_updates), ("--eval-every", eval_every)):
+        if value < 0 or value % chunk_len:
+            raise UserError(f"{flag} {value} must be 0 (off) or a multiple of the chunk length "
+                            f"of {chunk_len} updates (this run has {num_updates} updates; set "
+                            "the chunk length with --log-every)")
+    if not minutes >= 0 or minutes == float("inf"):
+        raise UserError(f"--checkpoint-minutes must be a number >= 0 (0: off), got {minutes}")
+
+
 def checkpointer_for(run_dir: Path | None, info: dict[str, Any], every_updates: int,
-                     minutes: float, eval_every: int = 0, on_eval: Any = None) -> Checkpointer:
+                     minutes: float, eval_every: int = 0, on_eval: Any = None,
+                     warn: Any = None) -> Checkpointer:
     """The `Checkpointer` of a command's flags. Several processes (multi-host) checkpoint only at
     counted updates and the end: a clock or a signal could differ between them, and the state is
-    gathered from all of them, so every process must stop at the same boundaries."""
+    gathered from all of them, so every process must stop at the same boundaries (`warn` says so
+    when only a time cadence was asked for)."""
     import jax
 
     seconds = 60.0 * minutes if jax.process_count() == 1 else 0.0
+    if jax.process_count() > 1 and minutes and not every_updates and warn is not None:
+        warn(f"with {jax.process_count()} processes checkpoints are written only every "
+             "--checkpoint-every updates and at the end (not by time or on signals); pass "
+             "--checkpoint-every to checkpoint during the run")
     return Checkpointer(run_dir, info, every_updates, seconds, eval_every, on_eval)
 
 

@@ -42,6 +42,22 @@ def _device_options(f):
     """--devices and the multi-host start-up options, shared by `rl run` and `rl sweep`."""
     f = click.option("--devices", type=int, default=None,
                      help="Use the first N devices (default: all, members sharded over them).")(f)
+    return _distributed_options(f)
+
+
+def _checkpoint_options(f):
+    """When `rl run` and `rl sweep` write full-state checkpoints."""
+    f = click.option("--checkpoint-minutes", type=float, default=10.0, show_default=True,
+                     help="Minutes of training between checkpoints (0: off).")(f)
+    f = click.option("--checkpoint-every", type=int, default=0, show_default=True,
+                     help="Updates between checkpoints (0: by time only; a multiple of the "
+                          "chunk length). Checkpoints are also written at the end and on "
+                          "Ctrl-C/SIGTERM; `rl resume RUN_DIR` continues.")(f)
+    return f
+
+
+def _distributed_options(f):
+    """The multi-host start-up options (`rl run`, `rl sweep`, `rl resume`)."""
     f = click.option("--coordinator", default=None, envvar="RL_COORDINATOR_ADDRESS",
                      help="Multi-host: host:port of process 0 (also RL_COORDINATOR_ADDRESS).")(f)
     f = click.option("--num-processes", type=int, default=None, envvar="RL_NUM_PROCESSES",
@@ -52,21 +68,6 @@ def _device_options(f):
     f = click.option("--distributed-auto", is_flag=True,
                      help="Multi-host: let JAX detect the cluster from the scheduler's "
                           "environment (SLURM, Open MPI, Kubernetes, ...).")(f)
-    return f
-
-
-def _checkpoint_options(f):
-    """When `rl run` writes full-state checkpoints and evaluates during training."""
-    f = click.option("--eval-every", type=int, default=0, show_default=True,
-                     help="Updates between greedy evaluations during training (--eval-episodes "
-                          "episodes each, logged as eval/greedy_return; 0: none; a multiple of "
-                          "the chunk length).")(f)
-    f = click.option("--checkpoint-minutes", type=float, default=10.0, show_default=True,
-                     help="Minutes of training between checkpoints (0: off).")(f)
-    f = click.option("--checkpoint-every", type=int, default=0, show_default=True,
-                     help="Updates between checkpoints (0: by time only; a multiple of the "
-                          "chunk length). Checkpoints are also written at the end and on "
-                          "Ctrl-C/SIGTERM.")(f)
     return f
 
 
@@ -120,6 +121,10 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
 @click.option("--halt-on-nan", is_flag=True,
               help="Stop at the first chunk where a metric or parameter becomes NaN/inf "
                    "(exit code 4; the non-finite state is not saved, earlier checkpoints are).")
+@click.option("--eval-every", type=int, default=0, show_default=True,
+              help="Updates between greedy evaluations during training (--eval-episodes "
+                   "episodes each, logged as eval/greedy_return; 0: none; a multiple of the "
+                   "chunk length).")
 @_checkpoint_options
 @_device_options
 def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
@@ -159,19 +164,24 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
               help="Stop with an error if the run makes no progress for this long (0: off; "
                    "default: the run's).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@_distributed_options
 def resume(run_dir: Path, total_timesteps: float | None, watchdog_seconds: float | None,
-           no_progress: bool) -> None:
+           no_progress: bool, coordinator: str | None, num_processes: int | None,
+           process_id: int | None, distributed_auto: bool) -> None:
     """Continue an `rl run` or `rl sweep` from its newest checkpoint, in the same directory:
     metrics and TensorBoard go on without duplicates, and the result is bitwise the one an
     uninterrupted run gives."""
-    from rl_cli.runner import execute, read_config, resume_request
+    from rl_cli.runner import check_processes, execute, read_config, resume_request
 
     if total_timesteps is not None and not float(total_timesteps).is_integer():
         raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
     if watchdog_seconds is not None:
         _seconds(click.get_current_context(), None, watchdog_seconds)  # type: ignore[arg-type]
     total = None if total_timesteps is None else int(total_timesteps)
+    run_dir = run_dir.resolve()  # `rl resume .` names the directory by its path
     record = read_config(run_dir) if run_dir.is_dir() else {}
+    _start_distributed(coordinator, num_processes, process_id, distributed_auto)
+    check_processes(record)
     if "sweep_request" in record:
         from rl_cli.sweep import execute_sweep, resume_sweep_request
 
@@ -214,11 +224,7 @@ def resume(run_dir: Path, total_timesteps: float | None, watchdog_seconds: float
               callback=_seconds,
               help="Stop with an error if the sweep makes no progress for this long (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-@click.option("--checkpoint-minutes", type=float, default=10.0, show_default=True,
-              help="Minutes of training between checkpoints (0: off).")
-@click.option("--checkpoint-every", type=int, default=0, show_default=True,
-              help="Updates between checkpoints (0: by time only). Also at the end and on "
-                   "Ctrl-C/SIGTERM; `rl resume RUN_DIR` continues.")
+@_checkpoint_options
 @_device_options
 def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ...],
           num_samples: int, num_seeds: int, seed: int, total_timesteps: float | None,
@@ -241,8 +247,6 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
         devices=devices, log_every=log_every,
     )
     _start_distributed(coordinator, num_processes, process_id, distributed_auto)
-    if checkpoint_minutes < 0:
-        raise UserError(f"--checkpoint-minutes must be >= 0 (0: off), got {checkpoint_minutes}")
     execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress,
                   checkpoint_every=checkpoint_every, checkpoint_minutes=checkpoint_minutes)
 

@@ -66,8 +66,13 @@ def open_metrics(run_dir: Path, resume_at: int | None) -> Any:
     path = run_dir / "metrics.jsonl"
     if resume_at is None:
         return open(path, "w")
-    kept = [line for line in (path.read_text().splitlines() if path.is_file() else [])
-            if line.strip() and json.loads(line)["update"] <= resume_at]
+    kept = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            if json.loads(line)["update"] <= resume_at:
+                kept.append(line)
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue  # a line cut short by the kill, logged after the checkpoint anyway
     tmp = path.with_name(".metrics.jsonl.tmp")
     tmp.write_text("".join(line + "\n" for line in kept))
     tmp.replace(path)
@@ -221,11 +226,13 @@ class SweepLogger:
     HPARAMS tab can filter and sort members; `tb/` itself gets the aggregate; plus metrics.jsonl."""
 
     def __init__(self, run_dir: Path, members: list[Any], hparams: list[dict[str, float]],
-                 steps_per_update: int, resume_at: int | None = None):
+                 steps_per_update: int, resume_at: int | None = None,
+                 elapsed_offset: float = 0.0):
         from tensorboardX import SummaryWriter
         from tensorboardX.summary import hparams as hparams_summary
 
         self.steps_per_update = steps_per_update
+        self.elapsed_offset = elapsed_offset
         self.members = members
         self.hparams = hparams
         purge = purge_step(resume_at, steps_per_update)
@@ -242,6 +249,7 @@ class SweepLogger:
         self.jsonl = open_metrics(run_dir, resume_at)
 
     def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
+        elapsed += self.elapsed_offset
         step = updates_done * self.steps_per_update
         ret, length = chunk["episode_return"], chunk["episode_length"]
         for w, r, n in zip(self.member_writers, ret, length, strict=True):

@@ -14,7 +14,7 @@ import numpy as np
 from rich.console import Console
 
 from rl_cli.capacity import check_capacity, check_member_count
-from rl_cli.checkpoint import ResumePoint, checkpointer_for, latest_checkpoint
+from rl_cli.checkpoint import ResumePoint, check_cadence, checkpointer_for, latest_checkpoint
 from rl_cli.errors import UserError
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable, build_config
@@ -90,7 +90,8 @@ def prepare(req: RunRequest) -> Prepared:
     if req.log_every is not None and (req.log_every < 1
                                       or algorithm.num_updates % req.log_every):
         raise UserError(f"--log-every {req.log_every} must divide the number of updates "
-                        f"({algorithm.num_updates})")
+                        f"({algorithm.num_updates}); a resumed run keeps its chunk length, so "
+                        "its --total-timesteps must give a multiple of it")
     return Prepared(spec, env, config, hparams, preset, algorithm, env_kwargs)
 
 
@@ -228,7 +229,8 @@ def execute(req: RunRequest, console: Console | None = None,
     mesh = None if req.data_parallel else member_mesh_for(req.devices)
     algo, n = prep.algorithm, req.num_seeds
     chunk_len = req.log_every or chunk_length(algo.num_updates)
-    check_cadence(req, algo.num_updates, chunk_len)
+    check_cadence(req.checkpoint_every, req.checkpoint_minutes, req.eval_every, chunk_len,
+                  algo.num_updates)
     hp_one = hparams_as_arrays(prep.hparams)
     seeds = [req.seed + i for i in range(n)]
     names = [f"seed_{s}" for s in seeds]
@@ -280,7 +282,7 @@ def execute(req: RunRequest, console: Console | None = None,
     health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
     evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
     ckpt = checkpointer_for(run_dir, info, req.checkpoint_every, req.checkpoint_minutes,
-                            req.eval_every, evaluator)
+                            req.eval_every, evaluator, warn=console.print)
     with Watchdog(req.watchdog_seconds) as dog:
         try:
             trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
@@ -315,9 +317,10 @@ def execute(req: RunRequest, console: Console | None = None,
         "total_timesteps": total_steps,
         "compile_seconds": trained.compile_seconds,
         "run_seconds": run_seconds,
-        "steps_per_second": n * (total_steps - done * algo.steps_per_update) / run_seconds,
+        "steps_per_second": n * (total_steps - done * algo.steps_per_update)
+        / max(run_seconds, 1e-9),
         **({"resumed_from_update": done} if point is not None else {}),
-        "checkpoint": None if trained.checkpoint is None else str(trained.checkpoint),
+        "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
         "run_dir": str(run_dir),
         **health.summary(),
     }
@@ -326,20 +329,6 @@ def execute(req: RunRequest, console: Console | None = None,
     console.print(summary_table(names, finals, summary,
                                 {n: h.status for n, h in health.flagged()}))
     return summary
-
-
-def check_cadence(req: RunRequest, num_updates: int, chunk_len: int) -> None:
-    """`--checkpoint-every` and `--eval-every` count updates at chunk boundaries: each must be a
-    positive multiple of the chunk length (`--log-every`, or the default one), or 0 for off."""
-    for flag, value in (("--checkpoint-every", req.checkpoint_every),
-                        ("--eval-every", req.eval_every)):
-        if value < 0 or value % chunk_len:
-            raise UserError(f"{flag} {value} must be 0 (off) or a multiple of the chunk length "
-                            f"of {chunk_len} updates (this run has {num_updates} updates; set "
-                            "the chunk length with --log-every)")
-    if req.checkpoint_minutes < 0 or not np.isfinite(req.checkpoint_minutes):
-        raise UserError(f"--checkpoint-minutes must be a number >= 0 (0: off), got "
-                        f"{req.checkpoint_minutes}")
 
 
 def request_record(req: RunRequest, chunk_len: int) -> dict[str, Any]:
@@ -359,17 +348,30 @@ def read_config(run_dir: Path) -> dict[str, Any]:
                         "directory of an `rl run`") from None
 
 
+def check_processes(record: dict[str, Any]) -> None:
+    """A run resumes with as many processes as it ran with (each holds its share of members)."""
+    import jax
+
+    ran = record.get("process_count", 1)
+    if ran != jax.process_count():
+        raise UserError(f"this run trained with {ran} process(es); resume it with the same "
+                        f"number (now {jax.process_count()}: pass the same --coordinator/"
+                        "--num-processes/--process-id to each)")
+
+
 def resume_request(run_dir: Path, total_timesteps: int | None = None,
                    progress: bool = True, watchdog_seconds: float | None = None) -> RunRequest:
     """The `RunRequest` recorded in `run_dir/config.json` (a run started by `rl run`), with a new
     total of environment steps if given."""
     if not run_dir.is_dir():
-        raise UserError(f"run directory '{run_dir}' does not exist; pass the directory of an "
-                        "`rl run` (runs/<algo>-<env>-<time>)")
+        what = "is a file, not a directory" if run_dir.exists() else "does not exist"
+        raise UserError(f"run directory '{run_dir}' {what}; pass the directory of an `rl run` "
+                        "(runs/<algo>-<env>-<time>)")
     record = read_config(run_dir).get("request")
     if not isinstance(record, dict):
         raise UserError(f"'{run_dir}/config.json' records no request: it was not written by "
-                        "`rl run` (sweeps resume with `rl sweep --resume`)")
+                        "`rl run` or `rl sweep` (an `rl evolve` run continues with "
+                        "`rl evolve --resume`)")
     try:
         req = RunRequest(**record)
     except TypeError as e:

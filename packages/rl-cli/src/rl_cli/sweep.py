@@ -392,7 +392,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     import jax
     from rich.console import Console
 
-    from rl_cli.checkpoint import checkpointer_for
+    from rl_cli.checkpoint import check_cadence, checkpointer_for
     from rl_cli.health import HealthMonitor
     from rl_cli.overrides import as_jsonable
     from rl_cli.reporting import SweepLogger, ranking_table
@@ -407,9 +407,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     console = console or Console(quiet=not main)
     algo = plan.prepared.algorithm
     chunk_len = req.log_every or chunk_length(algo.num_updates)
-    if checkpoint_every < 0 or checkpoint_every % chunk_len:
-        raise UserError(f"--checkpoint-every {checkpoint_every} must be 0 (off) or a multiple "
-                        f"of the chunk length of {chunk_len} updates (set it with --log-every)")
+    check_cadence(checkpoint_every, checkpoint_minutes, 0, chunk_len, algo.num_updates)
     total_steps = algo.num_updates * algo.steps_per_update
     n = len(plan.members)
     keys, hp = member_inputs(plan)
@@ -454,9 +452,11 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         hp_rows = [{k: float(v) for k, v in plan.points[m.point]._asdict().items()}
                    for m in plan.members]
         logger = SweepLogger(run_dir, plan.members, hp_rows, algo.steps_per_update,
-                             resume_at=None if point is None else done)
+                             resume_at=None if point is None else done,
+                             elapsed_offset=0.0 if point is None else point.elapsed)
     health = HealthMonitor([m.name for m in plan.members])
-    ckpt = checkpointer_for(run_dir, info, checkpoint_every, checkpoint_minutes)
+    ckpt = checkpointer_for(run_dir, info, checkpoint_every, checkpoint_minutes,
+                            warn=console.print)
     with Watchdog(watchdog_seconds) as dog:
         trained = train_members(algo, keys, hp, chunk_len, plan.mesh, console=console,
                                 logger=logger, dog=dog, health=health, checkpointer=ckpt,
@@ -478,7 +478,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         "steps_per_second": n * (total_steps - done * algo.steps_per_update)
         / max(result.run_seconds, 1e-9),
         **({"resumed_from_update": done} if point is not None else {}),
-        "checkpoint": None if trained.checkpoint is None else str(trained.checkpoint),
+        "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
         "run_dir": str(run_dir),
         **health.summary(),
     }
@@ -494,13 +494,13 @@ def resume_sweep_request(run_dir: Path, record: dict[str, Any],
                          total_timesteps: int | None) -> tuple[SweepRequest, dict[str, Any]]:
     """The `SweepRequest` recorded in a sweep's config.json, and its session settings
     (watchdog, checkpoint cadence)."""
-    fields = dict(record)
-    session = {k: fields.pop(k) for k in ("watchdog_seconds", "checkpoint_every",
-                                          "checkpoint_minutes")}
     try:
+        fields = dict(record)
+        session = {k: fields.pop(k) for k in ("watchdog_seconds", "checkpoint_every",
+                                              "checkpoint_minutes")}
         fields["sample"] = {k: Sample(**v) for k, v in fields["sample"].items()}
         req = SweepRequest(**fields)
-    except (TypeError, KeyError, AttributeError) as e:
+    except (TypeError, KeyError, AttributeError, ValueError) as e:
         raise UserError(f"'{run_dir}/config.json' records a sweep this version cannot read "
                         f"({e})") from None
     if total_timesteps is not None:
