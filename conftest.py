@@ -21,13 +21,15 @@ jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Tests marked `slow` (long learning runs, every environment id) are skipped unless a marker
-    expression is given: `pytest -m slow` runs them, `pytest -m "slow or not slow"` runs all."""
+    """Tests marked `slow` (long learning runs, every environment id) or `gate` (the learning
+    gates, tests/gates) are skipped unless a marker expression is given: `pytest -m slow` and
+    `pytest -m gate` run them, `pytest -m "slow or not slow"` runs all."""
     import pytest
 
     if config.getoption("markexpr"):
         return
-    skip = pytest.mark.skip(reason="slow: run with -m slow")
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        for marker in ("slow", "gate"):
+            if marker in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=f"{marker}: run with -m {marker}"))
+                break

@@ -48,6 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import rl_core
 from rl_core import map_members
 
 HP = dict(num_envs=1, batch_size=256, buffer_size=100_000, learning_starts=1_000, lr=1e-3,
@@ -99,9 +100,8 @@ def ours(timesteps: int):
 
     def final_return(out) -> dict:
         m = out.metrics
-        w = max(1, m["episode_count"].shape[1] // 20)
-        train = float(np.sum(m["episode_return_sum"][0, -w:])
-                      / max(1.0, float(np.sum(m["episode_count"][0, -w:]))))
+        train = float(rl_core.final_return(np.asarray(m["episode_return_sum"][0]),
+                                           np.asarray(m["episode_count"][0])))
         actor = jax.tree.map(lambda x: x[0], out.state.train_state.params.actor)
         return dict(train=train, greedy=greedy_return(policy, actor))
 

@@ -95,7 +95,7 @@ def child(a: argparse.Namespace) -> None:
     import rl_envs
     from rl_algos import ppo
     from rl_algos.common import hparams_as_arrays
-    from rl_core import compile_members, run_members
+    from rl_core import compile_members, final_return, run_members
 
     _stage(f"jax {jax.__version__} {jax.devices()} XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}"
            f" path={a.path}", t_start)
@@ -141,9 +141,7 @@ def child(a: argparse.Namespace) -> None:
         steps = cfg.num_updates * cfg.batch_size
 
     m = jax.device_get(out.metrics)
-    w = max(1, m["episode_count"].shape[1] // 20)  # last 5% of updates
-    ret = np.sum(m["episode_return_sum"][:, -w:], 1) / np.maximum(
-        np.sum(m["episode_count"][:, -w:], 1), 1)
+    ret = final_return(np.asarray(m["episode_return_sum"]), np.asarray(m["episode_count"]))
     _stage("done", t_start)
     print("RESULT " + json.dumps(dict(
         compile_s=compile_s, run_s=run_s, sps=n * steps / run_s, ret=float(np.mean(ret)),

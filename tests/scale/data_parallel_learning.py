@@ -16,17 +16,23 @@ import numpy as np
 import rl_envs
 from rl_algos.common import hparams_as_arrays
 from rl_algos.ppo import PPOConfig, PPOHParams, make_algorithm
-from rl_core import DATA_AXIS, DataAxis, compile_members, data_mesh, data_parallel, run_members
+from rl_core import (
+    DATA_AXIS,
+    DataAxis,
+    compile_members,
+    data_mesh,
+    data_parallel,
+    final_return,
+    run_members,
+)
 
 NUM_SEEDS = 4
 
 
 def final_returns(metrics: dict) -> list[float]:
-    """Mean return of the episodes that ended in the last 5% of updates, per member."""
-    window = max(1, round(0.05 * metrics["episode_count"].shape[1]))
-    s = metrics["episode_return_sum"][:, -window:].sum(1)
-    c = metrics["episode_count"][:, -window:].sum(1)
-    return (s / np.maximum(c, 1)).tolist()
+    """Per member, the final return (`rl_core.final_return`, the CLI's definition)."""
+    return final_return(np.asarray(metrics["episode_return_sum"]),
+                        np.asarray(metrics["episode_count"])).tolist()
 
 
 def main(out: str, timesteps: int) -> None:

@@ -3,6 +3,8 @@ and the constraints that must hold for *any* meta-parameters."""
 
 from __future__ import annotations
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,14 +14,15 @@ from rl_algos.common.config import ConfigError, hparams_as_arrays
 from rl_algos.common.meta import MetaMLP, anchored, init_meta_mlp, meta_mlp
 from rl_algos.evolve import (
     combine_fitness,
-    final_return,
     initial_state,
     learned_value_loss,
+    make_evaluate,
     make_strategy,
     run_generation,
 )
 from rl_algos.lpo import LPOHParams, init_drift, learned_drift, lpo_objective, ppo_drift
 from rl_algos.ppo import PPOHParams, ppo_loss
+from rl_core import FINAL_RETURN_WINDOW, final_return
 
 
 def random_params(seed: int, features: int, scale: float = 2.0) -> MetaMLP:
@@ -107,13 +110,14 @@ def test_hparams_with_meta_parameters_become_arrays() -> None:
     assert hparams_as_arrays(LPOHParams()).drift is None
 
 
-def test_final_return_uses_the_last_window() -> None:
-    metrics = {"episode_return_sum": jnp.array([100.0, 0.0, 30.0, 50.0]),
-               "episode_count": jnp.array([1.0, 0.0, 1.0, 1.0])}
-    assert float(final_return(metrics, 0.5)) == pytest.approx(40.0)
-    assert float(final_return(metrics, 0.1)) == pytest.approx(50.0)  # at least one update
-    none = {"episode_return_sum": jnp.zeros(4), "episode_count": jnp.zeros(4)}
-    assert np.isnan(float(final_return(none, 0.5)))
+def test_fitness_uses_the_one_final_return() -> None:
+    """Evolution scores agents with rl_core's final return (jnp inside the program)."""
+    s, c = jnp.array([100.0, 0.0, 30.0, 50.0]), jnp.array([1.0, 0.0, 1.0, 1.0])
+    assert float(final_return(s, c, 0.5)) == pytest.approx(40.0)
+    assert float(final_return(s, c)) == pytest.approx(50.0)  # 5% of 4: at least one update
+    assert np.isnan(float(final_return(jnp.zeros(4), jnp.zeros(4), 0.5)))
+    assert inspect.signature(make_evaluate).parameters["window_fraction"].default == \
+        FINAL_RETURN_WINDOW
 
 
 def test_combine_fitness_by_hand() -> None:

@@ -18,6 +18,7 @@ from rl_algos.vpg import (
     policy_gradient_loss,
     value_regression_loss,
 )
+from rl_core import final_return
 
 
 def test_policy_gradient_loss_by_hand() -> None:
@@ -85,7 +86,5 @@ def test_vpg_learns_cartpole() -> None:
     keys = jax.random.split(jax.random.PRNGKey(0), 2)
     hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (2,)), hparams_as_arrays(VPGHParams()))
     m = jax.jit(jax.vmap(train))(keys, hp).metrics
-    window = max(1, int(round(0.05 * m["episode_count"].shape[1])))
-    final = np.asarray(m["episode_return_sum"][:, -window:].sum(1)
-                       / m["episode_count"][:, -window:].sum(1))
+    final = np.asarray(final_return(m["episode_return_sum"], m["episode_count"]))
     assert np.all(final >= 150.0), f"final returns {final}"

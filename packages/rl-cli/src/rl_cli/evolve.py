@@ -31,6 +31,7 @@ from rl_cli.errors import UserError
 from rl_cli.meta_params import save_meta_params, save_npz
 from rl_cli.session import check_output, new_run_dir
 from rl_cli.watchdog import Watchdog
+from rl_core import FINAL_RETURN_WINDOW
 
 CHECKPOINT, HISTORY, SETTINGS = "checkpoint.npz", "history.jsonl", "evolve.json"
 BEST, MEAN = "best_meta_params.npz", "mean_meta_params.npz"
@@ -57,7 +58,7 @@ class EvolveRequest:
     preset: str | None = None
     baseline: bool = True  # train hand-designed PPO on each generation's inner seeds as well
     normalise: bool | None = None  # fitness relative to that baseline (default: several envs)
-    window: float = 0.1  # fraction of the last updates whose episodes score an agent
+    window: float = FINAL_RETURN_WINDOW  # fraction of the last updates scoring an agent
     devices: int | None = None
 
     @property

@@ -281,7 +281,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
 @click.option("--normalise/--no-normalise", default=None,
               help="Fitness relative to PPO's return [default: on with several --env].")
 @click.option("--window", type=float, default=None, help="Fraction of the last updates whose "
-              "episodes score an agent [default: 0.1].")
+              "episodes score an agent [default: 0.05, the final return of rl run].")
 @click.option("--resume", type=click.Path(path_type=Path), default=None,
               help="Continue the run in this directory with its recorded settings.")
 @click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))

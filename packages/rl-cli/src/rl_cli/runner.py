@@ -23,6 +23,7 @@ from rl_cli.reporting import RunLogger, summary_table
 from rl_cli.session import check_output, new_run_dir, train_members
 from rl_cli.stats import final_returns, mean_ci95
 from rl_cli.watchdog import Watchdog
+from rl_core import FINAL_RETURN_DEFINITION
 
 
 @dataclass
@@ -311,8 +312,7 @@ def execute(req: RunRequest, console: Console | None = None,
         "final_return_per_member": [None if not np.isfinite(r) else float(r) for r in finals],
         "final_return_mean": None if not np.isfinite(mean) else mean,
         "final_return_ci95": None if not np.isfinite(ci) else ci,
-        "final_return_definition": "mean undiscounted return of the episodes that ended in the "
-                                   "last 5% of updates",
+        "final_return_definition": FINAL_RETURN_DEFINITION,
         **(greedy or {}),
         "total_timesteps": total_steps,
         "compile_seconds": trained.compile_seconds,

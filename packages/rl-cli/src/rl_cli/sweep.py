@@ -31,6 +31,7 @@ import numpy as np
 from rl_algos.common.config import field_types
 from rl_cli.errors import UserError
 from rl_cli.stats import final_returns, mean_ci95
+from rl_core import FINAL_RETURN_DEFINITION
 
 DISTRIBUTIONS = ("uniform", "loguniform")
 
@@ -470,8 +471,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         "ranking": [{"rank": r.rank, "point": r.point, "hparams": r.hparams,
                      "final_return_mean": _json(r.mean), "final_return_ci95": _json(r.ci95),
                      "num_seeds": r.num_seeds} for r in result.ranking],
-        "final_return_definition": "mean undiscounted return of the episodes that ended in the "
-                                   "last 5% of updates",
+        "final_return_definition": FINAL_RETURN_DEFINITION,
         "total_timesteps": total_steps,
         "compile_seconds": result.compile_seconds,
         "run_seconds": result.run_seconds,

@@ -20,6 +20,7 @@ from rl_core.members import (
     map_members,
     run_members,
 )
+from rl_core.metrics import FINAL_RETURN_DEFINITION, FINAL_RETURN_WINDOW, final_return
 from rl_core.parallel import (
     DATA_AXIS,
     MEMBER_AXIS,
@@ -81,7 +82,8 @@ __all__ = [
     "DATA_AXIS", "MEMBER_AXIS", "DataAxis", "DistributedConfig", "data_mesh", "data_parallel",
     "distributed_config", "initialize_distributed", "is_main_process", "member_mesh",
     "pad_members", "padded_size", "put_members", "to_host", "unpad_members",
-    "EPISODE_METRICS", "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
+    "EPISODE_METRICS", "FINAL_RETURN_DEFINITION", "FINAL_RETURN_WINDOW", "final_return",
+    "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
     "InitFn", "Policy", "UpdateFn", "check_algorithm", "find_state", "normalize_observation",
     "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun", "Discrete",
     "Checkpointing", "MembersState",

@@ -13,7 +13,7 @@ from rl_algos.evolve.es import (
     make_strategy,
     run_generation,
 )
-from rl_algos.evolve.fitness import combine_fitness, final_return, make_baseline, make_evaluate
+from rl_algos.evolve.fitness import combine_fitness, make_baseline, make_evaluate
 from rl_algos.evolve.targets import (
     TARGETS,
     MetaTarget,
@@ -23,6 +23,6 @@ from rl_algos.evolve.targets import (
 )
 
 __all__ = ["STRATEGIES", "TARGETS", "GenerationResult", "MetaTarget", "Strategy",
-           "ValueLossHParams", "combine_fitness", "final_return",
+           "ValueLossHParams", "combine_fitness",
            "generation_keys", "get_target", "initial_state", "inner_keys", "learned_value_loss",
            "make_baseline", "make_evaluate", "make_strategy", "run_generation"]

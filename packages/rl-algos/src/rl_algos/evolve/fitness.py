@@ -1,6 +1,7 @@
 """Fitness of meta-parameters: train PPO agents from scratch with them and score their final
-return. Everything here is pure: `make_evaluate` gives one function of the whole population that
-`jax.jit` compiles once (the meta-parameters are a traced `[P]` input)."""
+return (`rl_core.final_return`, the definition every summary and test uses). Everything here is
+pure: `make_evaluate` gives one function of the whole population that `jax.jit` compiles once
+(the meta-parameters are a traced `[P]` input)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,11 @@ import jax.numpy as jnp
 from rl_algos.evolve.targets import MetaTarget
 from rl_algos.ppo.config import PPOConfig, PPOHParams
 from rl_algos.ppo.train import make_algorithm as ppo_make_algorithm
-from rl_core import make_train
+from rl_core import FINAL_RETURN_WINDOW, final_return, make_train
 
 
-def final_return(metrics: dict[str, jax.Array], window_fraction: float) -> jax.Array:
-    """Mean undiscounted return of the episodes that ended in the last `window_fraction` of
-    updates (at least one update): `[U]` per-update sums and counts -> `[]` (NaN if none
-    ended)."""
-    u = metrics["episode_count"].shape[-1]
-    w = max(1, int(round(u * window_fraction)))
-    s = metrics["episode_return_sum"][..., -w:].sum(-1)
-    c = metrics["episode_count"][..., -w:].sum(-1)
-    return jnp.where(c > 0, s / jnp.maximum(c, 1.0), jnp.nan)
+def _final_return(metrics: dict[str, jax.Array], window: float) -> jax.Array:
+    return final_return(metrics["episode_return_sum"], metrics["episode_count"], window)
 
 
 def make_evaluate(
@@ -32,7 +26,7 @@ def make_evaluate(
     envs: Sequence[Any],
     config: PPOConfig,
     hparams: PPOHParams,
-    window_fraction: float = 0.1,
+    window_fraction: float = FINAL_RETURN_WINDOW,
 ) -> Callable[[Any, jax.Array], jax.Array]:
     """`evaluate(meta [P, ...], keys [E, S]) -> returns [P, E, S]`: every member trains one PPO
     agent per environment `e` and inner seed `keys[e, s]` with its meta-parameters (all members
@@ -41,7 +35,7 @@ def make_evaluate(
 
     def member(meta: Any, keys: jax.Array) -> jax.Array:
         hp = target.hparams(hparams, meta)
-        out = [jax.vmap(lambda k, t=t: final_return(t(k, hp).metrics, window_fraction))(ks)
+        out = [jax.vmap(lambda k, t=t: _final_return(t(k, hp).metrics, window_fraction))(ks)
                for t, ks in zip(trains, keys, strict=True)]
         return jnp.stack(out)
 
@@ -52,7 +46,7 @@ def make_baseline(
     envs: Sequence[Any],
     config: PPOConfig,
     hparams: PPOHParams,
-    window_fraction: float = 0.1,
+    window_fraction: float = FINAL_RETURN_WINDOW,
 ) -> Callable[[jax.Array], jax.Array]:
     """`baseline(keys [E, S]) -> returns [E, S]` of the hand-designed PPO on the same budget and
     inner seeds as the population: the reference each generation is compared with, and the one
@@ -60,8 +54,8 @@ def make_baseline(
     trains = [make_train(ppo_make_algorithm(env, config)) for env in envs]
 
     def run(keys: jax.Array) -> jax.Array:
-        return jnp.stack([jax.vmap(lambda k, t=t: final_return(t(k, hparams).metrics,
-                                                               window_fraction))(ks)
+        return jnp.stack([jax.vmap(lambda k, t=t: _final_return(t(k, hparams).metrics,
+                                                                window_fraction))(ks)
                           for t, ks in zip(trains, keys, strict=True)])
 
     return run

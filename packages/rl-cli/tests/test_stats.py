@@ -1,0 +1,59 @@
+"""The reporting statistics against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rl_cli.stats import bootstrap_ci95, final_returns, iqm, mean_ci95
+
+
+def test_mean_ci95_uses_student_t_with_n_minus_1_degrees_of_freedom() -> None:
+    # [0, 2]: mean 1, sample std sqrt(2), half-width t(0.975, 1) * sqrt(2) / sqrt(2) = 12.7062.
+    assert mean_ci95(np.array([0.0, 2.0])) == pytest.approx((1.0, 12.7062), abs=1e-4)
+    # 40 values 0, 1, 0, 1, ...: mean 0.5, sample std sqrt(10/39); t(0.975, 39) = 2.02269, not
+    # the normal 1.96 that a table ending at 30 degrees of freedom fell back to.
+    v = np.tile([0.0, 1.0], 20)
+    half = 2.02269 * math.sqrt(10 / 39) / math.sqrt(40)
+    assert mean_ci95(v) == pytest.approx((0.5, half), rel=1e-5)
+
+
+def test_mean_ci95_edges() -> None:
+    assert mean_ci95(np.array([3.0])) == (3.0, 0.0)
+    assert mean_ci95(np.array([3.0, np.nan, 5.0]))[0] == 4.0  # non-finite values are left out
+    assert all(math.isnan(x) for x in mean_ci95(np.array([np.nan])))
+
+
+def test_iqm_is_the_mean_of_the_middle_half() -> None:
+    # 8 values: cut 2 from each end, mean of 3, 4, 5, 6 = 4.5; the outlier does not move it.
+    assert iqm(np.array([1.0, 2, 3, 4, 5, 6, 7, 8])) == 4.5
+    assert iqm(np.array([100.0, 2, 3, 4, 5, 6, 7, -50])) == 4.5
+    assert math.isnan(iqm(np.array([])))
+
+
+def test_bootstrap_ci95_percentile_interval() -> None:
+    # [0, 0, 0, 1]: a resample's mean is k/4 with k ~ Binomial(4, 1/4), whose CDF is 0.316,
+    # 0.738, 0.949, 0.996, 1 at k = 0..4, so the 2.5% and 97.5% points are 0 and 3/4.
+    assert bootstrap_ci95(np.array([0.0, 0.0, 0.0, 1.0])) == (0.0, 0.75)
+    # [0, 1]: the mean is 0, 1/2 or 1 with probabilities 1/4, 1/2, 1/4: the interval is [0, 1].
+    assert bootstrap_ci95(np.array([0.0, 1.0])) == (0.0, 1.0)
+    assert bootstrap_ci95(np.array([7.0])) == (7.0, 7.0)
+    v = np.array([1.0, 2, 3, 4, 5, 6, 7, 100])
+    assert bootstrap_ci95(v) == bootstrap_ci95(v)  # fixed random state: reproducible
+    low, high = bootstrap_ci95(v, iqm)
+    assert 2.0 <= low <= 4.5 <= high <= 100.0
+
+
+def test_final_returns_is_the_last_5_percent_of_updates() -> None:
+    # 40 updates: the window is 2 updates. Member 0 ended episodes of return 10 (x3) and 40 (x1)
+    # in them: (30 + 40) / 4 = 17.5; member 1 ended none there: NaN.
+    sums = np.zeros((2, 40), np.float32)
+    counts = np.zeros((2, 40), np.float32)
+    sums[:, 37], counts[:, 37] = 1000.0, 1.0  # just outside the window
+    sums[0, 38], counts[0, 38] = 30.0, 3.0
+    sums[0, 39], counts[0, 39] = 40.0, 1.0
+    out = final_returns(sums, counts)
+    assert isinstance(out, np.ndarray)
+    assert out[0] == 17.5 and math.isnan(out[1])

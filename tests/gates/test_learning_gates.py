@@ -1,0 +1,142 @@
+"""Learning gates: every algorithm trained on its headline task at its documented budget, through
+the same code path as the documented `rl run` command (`rl_cli.runner.execute`, the command's
+preset, seeds 0..N-1 vmapped in one compiled program), against the threshold its documentation
+claims (docs/algorithms.md, docs/adapters-pgx.md).
+
+A gate fails when the code no longer delivers what the docs say: never lower a threshold or pick
+seeds to make one pass; fix the code, or correct the documentation and the gate together with the
+measurement that justifies it. Thresholds are either met by every seed or by the lower end of the
+mean's 95% confidence interval (Student t over seeds), as the documentation states the claim.
+
+Marked `gate`: skipped by the default `uv run pytest`; `.ci/run` runs them with
+`uv run pytest -m gate -n 2 --dist load`. Set RL_GATES_LOG=path to append each gate's measured
+returns as a JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rl_cli.runner import RunRequest, execute
+from rl_cli.stats import mean_ci95
+
+pytestmark = pytest.mark.gate
+
+EVERY_SEED = "every seed"
+MEAN_LOWER_95 = "lower end of the mean's 95% CI"
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    algo: str
+    env: str
+    num_seeds: int
+    steps: int  # the documented budget, per seed, as the run reports it (preset's total)
+    threshold: float
+    rule: str
+    claim: str  # where the documentation states it
+    total_timesteps: int | None = None  # None: the preset's own budget
+    sets: dict[str, str] = field(default_factory=dict)
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+GATES = [
+    # The README's first command; 64 seeds average 499.8 (docs/benchmarks.md). "Solved": 475.
+    Gate("ppo-cartpole", "ppo", "gymnax/CartPole-v1", 8, 499_712, 475.0, EVERY_SEED,
+         "README quickstart; packages/rl-algos/tests/test_ppo_learning.py: solves every seed"),
+    Gate("dpo-cartpole", "dpo", "gymnax/CartPole-v1", 8, 499_712, 475.0, EVERY_SEED,
+         "docs/algorithms.md DPO: PPO's loop and presets, solves CartPole as PPO does"),
+    Gate("vpg-cartpole", "vpg", "gymnax/CartPole-v1", 8, 999_936, 475.0, EVERY_SEED,
+         "docs/algorithms.md VPG: 500.00 on every one of the 8 seeds"),
+    Gate("pqn-cartpole", "pqn", "gymnax/CartPole-v1", 8, 499_712, 475.0, EVERY_SEED,
+         "docs/algorithms.md PQN: every seed >= 475 within 5e5 steps (seeds 0-23)"),
+    Gate("ppo-pendulum", "ppo", "gymnax/Pendulum-v1", 8, 999_424, -200.0, EVERY_SEED,
+         "docs/algorithms.md DPO section: PPO seeds 0-7 from -146.50 to -170.18"),
+    Gate("td3-pendulum", "td3", "gymnax/Pendulum-v1", 8, 100_000, -250.0, EVERY_SEED,
+         "docs/algorithms.md TD3: every seed passes -250 by 3e4 steps and stays near -150"),
+    Gate("sac-pendulum", "sac", "gymnax/Pendulum-v1", 8, 20_000, -200.0, EVERY_SEED,
+         "docs/algorithms.md SAC: every seed >= -200 at 2e4 steps"),
+    Gate("qlearning-gridworld", "qlearning", "native/GridWorld", 30, 100_000, -4.8, MEAN_LOWER_95,
+         "docs/algorithms.md Q-learning: 30 agents x 1e5 steps, -4.69 +- 0.02"),
+    # MinAtar at a budget a CI run affords: PPO's minatar preset (PureJaxRL's setting) on
+    # Breakout-MinAtar for 1e6 steps (lr annealed over them) instead of the documented 5e6
+    # (docs/algorithms.md, whose 4 seeds averaged 20.6 at 0.98M steps). A uniformly random policy
+    # scores 0.41 (tools/random_policy_return.py, 12,554 episodes) and a preset that does not
+    # learn (lr 5e-4) sat at 6.5; one seed in eight may still stay there (seed 1: 7.4), so the
+    # claim is on the mean: measured 25.17 +- 6.74 over seeds 0-7.
+    Gate("ppo-breakout-minatar", "ppo", "gymnax/Breakout-MinAtar", 8, 999_424, 15.0,
+         MEAN_LOWER_95, "docs/algorithms.md PPO Breakout-MinAtar, 1e6-step gate",
+         total_timesteps=1_000_000),
+]
+
+
+def _log(record: dict[str, Any]) -> None:
+    path = os.environ.get("RL_GATES_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+def _train(gate: Gate, tmp_path: Path, eval_episodes: int = 0) -> dict[str, Any]:
+    req = RunRequest(algo=gate.algo, env=gate.env, num_seeds=gate.num_seeds, seed=0,
+                     total_timesteps=gate.total_timesteps, sets=dict(gate.sets),
+                     env_kwargs=dict(gate.env_kwargs), logdir=tmp_path, run_name=gate.name,
+                     progress=False, eval_episodes=eval_episodes, checkpoint_minutes=0.0,
+                     watchdog_seconds=1800.0)
+    return execute(req)
+
+
+def _check(gate: Gate, values: np.ndarray, started: float, summary: dict[str, Any],
+           metric: str = "final return") -> None:
+    mean, ci = mean_ci95(values)
+    record = {"gate": gate.name, "metric": metric, "per_seed": [float(v) for v in values],
+              "mean": mean, "ci95": ci, "threshold": gate.threshold, "rule": gate.rule,
+              "steps": summary["total_timesteps"], "compile_s": summary["compile_seconds"],
+              "run_s": summary["run_seconds"], "wall_s": time.perf_counter() - started}
+    _log(record)
+    what = (f"{gate.name}: {metric} per seed {np.round(values, 2).tolist()}, mean {mean:.2f} "
+            f"+- {ci:.2f}; required: {gate.rule} >= {gate.threshold} ({gate.claim})")
+    assert summary["total_timesteps"] == gate.steps, (
+        f"{gate.name}: the preset's budget is {summary['total_timesteps']} steps, the documented "
+        f"one {gate.steps}: update the docs and this gate together")
+    assert values.shape == (gate.num_seeds,)
+    if gate.rule == EVERY_SEED:
+        assert np.all(values >= gate.threshold), what
+    else:
+        assert np.isfinite(mean) and mean - ci >= gate.threshold, what
+
+
+@pytest.mark.parametrize("gate", GATES, ids=lambda g: g.name)
+def test_learning_gate(gate: Gate, tmp_path: Path) -> None:
+    started = time.perf_counter()
+    summary = _train(gate, tmp_path)
+    values = np.array([np.nan if r is None else r for r in summary["final_return_per_member"]])
+    _check(gate, values, started, summary)
+
+
+# PPO's board_game preset on tic_tac_toe against the random opponent, 2e6 steps: both documented
+# members win or draw 95.6% and 97.2% of 1000 greedy games (target 90%, docs/adapters-pgx.md).
+PGX = Gate("ppo-tictactoe-vs-random", "ppo", "pgx/tic_tac_toe", 4, 1_998_848, 0.90, EVERY_SEED,
+           "docs/adapters-pgx.md: PPO tic_tac_toe wins or draws >= 90% of greedy games vs "
+           "random", env_kwargs={"opponent": "random"})
+PGX_GAMES = 1000
+
+
+def test_pgx_gate_wins_or_draws_against_random(tmp_path: Path) -> None:
+    from rl_cli.evaluate import evaluate
+
+    started = time.perf_counter()
+    summary = _train(PGX, tmp_path)
+    rates = evaluate(summary["run_dir"], episodes=PGX_GAMES, opponent="random").outcome_rates()
+    _check(PGX, rates["win_rate"] + rates["draw_rate"], started, summary,
+           metric=f"greedy win-or-draw rate over {PGX_GAMES} games vs random")
+
