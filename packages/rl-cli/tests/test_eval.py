@@ -93,6 +93,8 @@ def test_pqn_board_game_preset_sets_the_training_opponent(env, env_kwargs, expec
     ("ppo", "gymnax/Pendulum-v1", ["--set", "num_envs=4", "--set", "num_steps=64",
                                    "--set", "num_minibatches=4"]),  # normalised observations
     ("vpg", "gymnax/CartPole-v1", []),
+    # a policy with memory, on CartPole without velocities (the masking is rebuilt from the run)
+    ("ppo_rnn", "gymnax/CartPole-v1", ["--env-arg", "obs_keep=0,2"]),
     ("pqn", "gymnax/CartPole-v1", []),
     ("td3", "gymnax/Pendulum-v1", ["--set", "learning_starts=256"]),
     ("qlearning", "native/GridWorld", []),

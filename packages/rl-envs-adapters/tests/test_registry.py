@@ -75,3 +75,27 @@ def test_spaces_are_converted() -> None:
     breakout = rl_envs.make("gymnax/Breakout-MinAtar")
     # MinAtar's bool planes become a float32 Box of the real observation's shape.
     assert breakout.observation_space.shape == (10, 10, 4)
+
+
+def test_obs_keep_masks_the_observation_of_any_backend() -> None:
+    import jax
+    import numpy as np
+    import pytest
+
+    import rl_envs
+    from rl_core import MaskObservation, check_environment
+
+    full = rl_envs.make("gymnax/CartPole-v1")
+    env = rl_envs.make("gymnax/CartPole-v1", obs_keep="0,2")
+    assert isinstance(env, MaskObservation) and env.keep == (0, 2)
+    assert env.observation_space.shape == (2,) and env.env_id == "gymnax/CartPole-v1"
+    np.testing.assert_array_equal(env.observation_space.high, full.observation_space.high[[0, 2]])
+    key = jax.random.PRNGKey(0)
+    np.testing.assert_array_equal(env.reset(key)[1].observation,
+                                  full.reset(key)[1].observation[np.array([0, 2])])
+    check_environment(env)
+    assert rl_envs.make("gymnax/CartPole-v1", obs_keep=3).observation_space.shape == (1,)
+    with pytest.raises(rl_envs.EnvError, match="obs_keep"):
+        rl_envs.make("gymnax/CartPole-v1", obs_keep="0,4")
+    with pytest.raises(rl_envs.EnvError, match="obs_keep"):
+        rl_envs.make("gymnax/CartPole-v1", obs_keep="x")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, dqn, lpo, ppo, pqn, qlearning, sac, td3, vpg
+from rl_algos import dpo, dqn, lpo, ppo, ppo_rnn, pqn, qlearning, sac, td3, vpg
 from rl_algos.common.config import ConfigError
 from rl_algos.common.policy import actor_critic_policy
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete, Policy
@@ -123,6 +123,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
         ppo.PPOConfig, ppo.PPOHParams, ppo.make_algorithm, actor_critic_policy, ANY_ACTION,
         ppo.PRESETS, data_parallel=True,
+    ),
+    "ppo_rnn": AlgoSpec(
+        "ppo_rnn", "Recurrent PPO (a GRU core; for partially observed tasks)",
+        ppo_rnn.PPORNNConfig, ppo.PPOHParams, ppo_rnn.make_algorithm, ppo_rnn.make_policy,
+        ANY_ACTION, ppo_rnn.PRESETS,
     ),
     "dpo": AlgoSpec(
         "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",

@@ -296,9 +296,12 @@ def compile_play(env: Any, policy: Any, agents_like: Any, episodes: int, seed: i
 def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
     """`(agent, key) -> (returns [N], lengths [N], finished [N])` for one member: `episodes`
     episodes of `env` stepped together until every one has ended (an episode's return and length
-    stop counting when it ends), acting with `policy.act`."""
+    stop counting when it ends), acting with the policy (`rl_core.policy_step`: a policy with
+    memory carries its state from step to step of each episode)."""
     import jax
     import jax.numpy as jnp
+
+    from rl_core import initial_policy_state, policy_step
 
     venv = acting_env(env, episodes)
 
@@ -310,21 +313,23 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
             return ~jnp.all(c[2]) & (c[5] < MAX_STEPS)
 
         def body(c):
-            state, ts, done, ret, length, t, key = c
+            state, ts, done, ret, length, t, key, memory = c
             key, k_act, k_step = jax.random.split(key, 3)
-            action, _ = policy.act(agent, ts.observation, policy.noise(k_act, (episodes,)),
-                                   deterministic, ts.info.get("action_mask"))
+            # No auto-reset: every episode runs from the first step on, so no state is reset.
+            action, _, memory = policy_step(
+                policy, agent, memory, ts.observation, jnp.zeros((episodes,), jnp.bool_),
+                policy.noise(k_act, (episodes,)), deterministic, ts.info.get("action_mask"))
             state, ts = venv.step(state, action, k_step)
             live = ~done
             ret = ret + jnp.where(live, ts.reward, 0.0)
             length = length + live.astype(jnp.int32)
             done = done | ts.terminated | ts.truncated
-            return state, ts, done, ret, length, t + 1, key
+            return state, ts, done, ret, length, t + 1, key, memory
 
         zeros = jnp.zeros((episodes,), jnp.float32)
         init = (state, ts, zeros.astype(jnp.bool_), zeros, zeros.astype(jnp.int32),
-                jnp.zeros((), jnp.int32), key)
-        _, _, done, ret, length, _, _ = jax.lax.while_loop(cond, body, init)
+                jnp.zeros((), jnp.int32), key, initial_policy_state(policy, episodes))
+        _, _, done, ret, length, _, _, _ = jax.lax.while_loop(cond, body, init)
         return ret, length, done
 
     return play

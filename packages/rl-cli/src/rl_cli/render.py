@@ -34,6 +34,8 @@ def episode_fn(env: Any, policy: Any, max_steps: int, deterministic: bool) -> An
     import jax
     import jax.numpy as jnp
 
+    from rl_core import initial_policy_state, policy_step
+
     venv = acting_env(env, 1)
 
     def run(agent: Any, key: jax.Array) -> Any:
@@ -41,15 +43,16 @@ def episode_fn(env: Any, policy: Any, max_steps: int, deterministic: bool) -> An
         state, ts = venv.reset(k_reset)
 
         def step(carry, k):
-            state, ts = carry
+            state, ts, memory = carry  # memory: a recurrent policy's state (None otherwise)
             k_act, k_step = jax.random.split(k)
-            action, _ = policy.act(agent, ts.observation, policy.noise(k_act, (1,)),
-                                   deterministic, ts.info.get("action_mask"))
+            action, _, memory = policy_step(policy, agent, memory, ts.observation,
+                                            jnp.zeros((1,), jnp.bool_), policy.noise(k_act, (1,)),
+                                            deterministic, ts.info.get("action_mask"))
             state, ts = venv.step(state, action, k_step)
-            return (state, ts), (state, ts.reward[0], (ts.terminated | ts.truncated)[0])
+            return (state, ts, memory), (state, ts.reward[0], (ts.terminated | ts.truncated)[0])
 
-        _, (states, rewards, done) = jax.lax.scan(step, (state, ts),
-                                                  jax.random.split(key, max_steps))
+        _, (states, rewards, done) = jax.lax.scan(
+            step, (state, ts, initial_policy_state(policy, 1)), jax.random.split(key, max_steps))
         states = jax.tree.map(lambda s0, s: jnp.concatenate([s0[None], s])[:, 0], state, states)
         return states, rewards, done
 

@@ -7,7 +7,7 @@ the two contracts as checks: `check_environment` and `check_algorithm`.
 """
 
 from rl_core.env import Environment
-from rl_core.loops import make_train, rollout, scan_updates
+from rl_core.loops import make_train, recurrent_rollout, rollout, scan_updates
 from rl_core.members import (
     Checkpointing,
     ChunkReport,
@@ -56,11 +56,14 @@ from rl_core.types import (
     InitFn,
     Policy,
     RunnerState,
+    StepFn,
     TimeStep,
     TrainResult,
     TrainState,
     Transition,
     UpdateFn,
+    initial_policy_state,
+    policy_step,
 )
 from rl_core.wrappers import (
     AutoReset,
@@ -68,6 +71,7 @@ from rl_core.wrappers import (
     EpisodeStatistics,
     FlattenObservation,
     FlattenStructuredObservation,
+    MaskObservation,
     NormalizeObservation,
     NormalizeReward,
     RunningMeanStd,
@@ -94,4 +98,5 @@ __all__ = [
     "Wrapper", "check_environment", "chunk_health", "chunk_length",
     "chunk_program", "compile_members", "describe",
     "flatten_observation", "make_train", "map_members", "rollout", "run_members", "scan_updates",
+    "MaskObservation", "StepFn", "initial_policy_state", "policy_step", "recurrent_rollout",
 ]

@@ -18,6 +18,7 @@ import jax
 from rl_core.types import Algorithm, TimeStep, TrainResult, Transition
 
 Policy = Callable[[TimeStep, jax.Array], tuple[jax.Array, dict[str, Any]]]
+StatefulPolicy = Callable[[TimeStep, Any, Any], tuple[jax.Array, dict[str, Any], Any]]
 
 
 def rollout(
@@ -41,11 +42,43 @@ def rollout(
     `AutoReset` one for the step and one for the reset) in one call. With `policy_inputs` (a
     pytree with a leading `[num_steps]` axis, e.g. the sampling noise of every step drawn at
     once) the policy receives its step's slice instead of a key. `unroll` goes to `lax.scan`."""
+    (_, env_state, timestep, key), traj = _rollout(
+        env, lambda ts, x, state: (*policy(ts, x), state), None, env_state, timestep, key,
+        num_steps, unroll, policy_inputs)
+    return (env_state, timestep, key), traj
+
+
+def recurrent_rollout(
+    env: Any,
+    policy: StatefulPolicy,
+    policy_state: Any,
+    env_state: Any,
+    timestep: TimeStep,
+    key: jax.Array,
+    num_steps: int,
+    unroll: int = 1,
+    policy_inputs: Any = None,
+) -> tuple[tuple[Any, Any, TimeStep, jax.Array], Transition]:
+    """`rollout` for a policy with memory: `policy(timestep, x, state) -> (action, extras,
+    state)`, the policy state (a recurrent network's hidden state, leaves `[N, ...]`) carried
+    from step to step. The policy resets it where `timestep` begins a new episode
+    (`terminated | truncated` of the step that led to it, `AutoReset` having already reset the
+    environment). Returns the final `(policy_state, env_state, timestep, key)` and the
+    `Transition`s, exactly as `rollout` does otherwise."""
+    return _rollout(env, policy, policy_state, env_state, timestep, key, num_steps, unroll,
+                    policy_inputs)
+
+
+def _rollout(env: Any, policy: StatefulPolicy, policy_state: Any, env_state: Any,
+             timestep: TimeStep, key: jax.Array, num_steps: int, unroll: int,
+             policy_inputs: Any) -> tuple[tuple[Any, Any, TimeStep, jax.Array], Transition]:
+    """The scan of both rollouts; a feed-forward policy's state is None (no leaves), so its
+    program is the same as without one."""
 
     def one_step(carry, xs):
-        env_state, ts = carry
+        policy_state, env_state, ts = carry
         policy_x, env_key = xs
-        action, extras = policy(ts, policy_x)
+        action, extras, policy_state = policy(ts, policy_x, policy_state)
         env_state, nts = env.step(env_state, action, env_key)
         info = dict(nts.info)
         next_obs = info.pop("final_observation", nts.observation)
@@ -59,7 +92,7 @@ def rollout(
             extras=extras,
             info=info,
         )
-        return (env_state, nts), tr
+        return (policy_state, env_state, nts), tr
 
     key, k_policy, k_env = jax.random.split(key, 3)
     shape = tuple(getattr(env, "step_key_shape", ()))
@@ -67,10 +100,10 @@ def rollout(
         num_steps, *shape, *key.shape)
     if policy_inputs is None:
         policy_inputs = jax.random.split(k_policy, num_steps)
-    (env_state, timestep), traj = jax.lax.scan(
-        one_step, (env_state, timestep), (policy_inputs, env_keys), unroll=unroll
+    (policy_state, env_state, timestep), traj = jax.lax.scan(
+        one_step, (policy_state, env_state, timestep), (policy_inputs, env_keys), unroll=unroll
     )
-    return (env_state, timestep, key), traj
+    return (policy_state, env_state, timestep, key), traj
 
 
 def scan_updates(algo: Algorithm, carry: Any, hparams: Any, length: int) -> tuple[Any, Any]:

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rl_core.spaces import Box, Discrete, MultiDiscrete
-from rl_core.types import EPISODE_METRICS, Agent, Algorithm, TimeStep
+from rl_core.types import EPISODE_METRICS, Agent, Algorithm, Policy, TimeStep
 from rl_core.wrappers import AutoReset, flatten_observation, normalize_observation
 
 
@@ -218,7 +218,11 @@ def check_algorithm(spec: Any, env: Any, config: Any = None, hparams: Any = None
       spec declares `action_masks`);
     * the training policy (`Algorithm.policy`) and the evaluation policy rebuilt from the config
       give the same actions for the same agent, observations and noise; with saved observation
-      statistics, acting on raw observations equals acting on the normalised ones training saw.
+      statistics, acting on raw observations equals acting on the normalised ones training saw;
+    * a policy with memory (`Policy.initial_state` and `step`, both or neither, in training and
+      evaluation alike) keeps its state's structure from step to step, acts with `act` as `step`
+      does from fresh states, resets a state where `first` is set, and its training and
+      evaluation policies act alike along a few steps that carry the state.
     """
     config = spec.config_cls() if config is None else config
     hparams = spec.default_hparams() if hparams is None else hparams
@@ -290,3 +294,54 @@ def check_algorithm(spec: Any, env: Any, config: Any = None, hparams: Any = None
                     if isinstance(space, Box) else np.array_equal(actions, train_actions))
             _require_alg(same, f"{name}: the evaluation policy acts differently from the "
                                f"training policy ({how})")
+    _check_memory(name, algo.policy, policy, agent, trained, obs, seen, masks[0], k_noise,
+                  num_obs)
+
+
+def _check_memory(name: str, train_policy: Policy, policy: Policy, agent: Agent, trained: Agent,
+                  obs: Any, seen: Any, mask: Any, key: jax.Array, n: int) -> None:
+    """The policy-with-memory part of `check_algorithm` (nothing to check for a feed-forward
+    policy)."""
+    for pol, which in ((policy, "make_policy's"), (train_policy, "the training")):
+        _require_alg((pol.initial_state is None) == (pol.step is None),
+                     f"{name}: {which} policy must give both initial_state and step, or neither")
+    _require_alg((policy.step is None) == (train_policy.step is None),
+                 f"{name}: the training and evaluation policies disagree on having memory")
+    if policy.step is None or policy.initial_state is None:
+        return
+    assert train_policy.step is not None and train_policy.initial_state is not None
+    state = policy.initial_state(n)
+    _require_alg(_abstract(state) == _abstract(train_policy.initial_state(n)),
+                 f"{name}: the training and evaluation policies' initial states differ")
+    first = jnp.zeros((n,), jnp.bool_)
+    eval_fn, train_fn = policy.step, train_policy.step
+    step_eval = jax.jit(lambda a, s, o, f, z, d: eval_fn(a, s, o, f, z, d, mask),
+                        static_argnums=5)
+    step_train = jax.jit(lambda a, s, o, f, z, d: train_fn(a, s, o, f, z, d, mask),
+                         static_argnums=5)
+    noise = policy.noise(jax.random.fold_in(key, 100), (n,))
+    fresh = step_eval(agent, state, obs, jnp.ones((n,), jnp.bool_), noise, True)
+    acted = policy.act(agent, obs, noise, True, mask)[0]
+    _require_alg(_close(fresh[0], acted), f"{name}: act differs from step from fresh states")
+    s_eval, s_train = state, train_policy.initial_state(n)
+    for t in range(3):
+        noise = policy.noise(jax.random.fold_in(key, 101 + t), (n,))
+        a_eval, _, new_eval = step_eval(agent, s_eval, obs, first, noise, False)
+        a_train, _, s_train = step_train(trained, s_train, seen, first, noise, False)
+        _require_alg(_abstract(new_eval) == _abstract(s_eval),
+                     f"{name}: step {t} changed the policy state's structure, shapes or dtypes")
+        _require_alg(_close(a_eval, a_train),
+                     f"{name}: the evaluation policy acts differently from the training policy "
+                     f"at step {t} of carrying its state")
+        s_eval = new_eval
+    # A state carried for three steps, reset by `first`, acts as a fresh one.
+    reset = step_eval(agent, s_eval, obs, jnp.ones((n,), jnp.bool_), noise, True)
+    _require_alg(_close(reset[0], fresh[0]) and _close(reset[2], fresh[2]),
+                 f"{name}: step with first=True does not reset the policy state")
+
+
+def _close(a: Any, b: Any) -> bool:
+    """Equal pytrees: integer leaves (discrete actions) exactly, float ones to float32 rounding
+    (a jitted and an eager program)."""
+    return all(np.allclose(np.asarray(x), np.asarray(y), rtol=1e-5, atol=1e-6)
+               for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))

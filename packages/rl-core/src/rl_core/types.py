@@ -130,16 +130,53 @@ class ActFn(Protocol):
                  mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]: ...
 
 
+class StepFn(Protocol):
+    """`step(agent, state, observation, first, noise, deterministic, mask=None, explore=None) ->
+    (action, extras, state)`: `act` for a policy with memory (a recurrent network). `state` is
+    the policy state of the batch (leaves `[N, ...]`, as `Policy.initial_state(N)` makes it);
+    `first` (bool `[N]`) marks observations that begin a new episode: their state is reset to
+    the initial state *before* the step. Returns the state to pass to the next step."""
+
+    def __call__(self, agent: Agent, state: Any, observation: Any, first: jax.Array,
+                 noise: Any, deterministic: bool, /, mask: jax.Array | None = None,
+                 explore: Any = None) -> tuple[jax.Array, Any, Any]: ...
+
+
 class Policy(NamedTuple):
     """An algorithm's one acting path, used by its training rollout and by evaluation.
 
     agent_like: one agent's structure (`jax.ShapeDtypeStruct` leaves): saved agents load into it.
     act:        see `ActFn`.
-    noise:      `(key, batch_shape) -> noise` for `act`."""
+    noise:      `(key, batch_shape) -> noise` for `act`.
+    initial_state, step: only for a policy with memory (both or neither): `initial_state(N)`
+                the state of `N` fresh episodes (a pytree of `[N, ...]` arrays), and `step` (see
+                `StepFn`) the action that carries it. Such a policy's `act` is `step` from the
+                initial state (an episode's first action), so every caller of `act` still gets a
+                valid action; whoever plays episodes (evaluation, rendering) carries the state
+                through `step` (`policy_step`). A feed-forward policy leaves both None."""
 
     agent_like: Any
     act: ActFn
     noise: Callable[[jax.Array, tuple[int, ...]], Any]
+    initial_state: Callable[[int], Any] | None = None
+    step: StepFn | None = None
+
+
+def initial_policy_state(policy: Policy, n: int) -> Any:
+    """The state of `n` fresh episodes for `policy_step`: the policy's own, or None (an empty
+    pytree) for a feed-forward policy."""
+    return None if policy.initial_state is None else policy.initial_state(n)
+
+
+def policy_step(policy: Policy, agent: Agent, state: Any, observation: Any, first: jax.Array,
+                noise: Any, deterministic: bool, mask: jax.Array | None = None,
+                explore: Any = None) -> tuple[jax.Array, Any, Any]:
+    """One action of any policy, carrying its state: `policy.step` for a policy with memory,
+    otherwise `policy.act` (the state, None, passes through unchanged and `first` is unused)."""
+    if policy.step is None:
+        action, extras = policy.act(agent, observation, noise, deterministic, mask, explore)
+        return action, extras, state
+    return policy.step(agent, state, observation, first, noise, deterministic, mask, explore)
 
 
 class Algorithm(NamedTuple):

@@ -419,3 +419,40 @@ class FlattenStructuredObservation(ObservationTransform):
 
     def transform(self, obs: Any) -> jax.Array:
         return self.flatten(obs)
+
+
+class MaskObservation(ObservationTransform):
+    """Hides part of a vector observation: only the entries at the indices `keep` of its last
+    axis remain, in the order given (`MaskObservation(cartpole, keep=(0, 2))` sees the cart's
+    position and the pole's angle but not their velocities, a partially observed task that needs
+    memory). The `Box` space keeps those entries' bounds. It works below or above `VectorEnv`
+    (the index is on the last axis), and masks `info["final_observation"]` the same way."""
+
+    layout = None  # not the parts of a structured observation any more (see image_part)
+
+    def __init__(self, env: Any, keep: Any):
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, Box) or len(space.shape) != 1:
+            raise ValueError("MaskObservation needs a vector observation (a 1-D Box), got "
+                             f"{space!r}")
+        keep = tuple(int(i) for i in np.atleast_1d(np.asarray(keep)))
+        d = int(space.shape[0])
+        if not keep or any(not 0 <= i < d for i in keep) or len(set(keep)) != len(keep):
+            raise ValueError(f"MaskObservation keeps distinct indices of the observation's {d} "
+                             f"entries (0 to {d - 1}), got {keep}")
+        self.keep = keep
+        self._index = np.asarray(keep, np.int32)
+        low = np.broadcast_to(np.asarray(space.low), space.shape)[self._index]
+        high = np.broadcast_to(np.asarray(space.high), space.shape)[self._index]
+        self._space = Box(low, high, (len(keep),), space.dtype)
+
+    @property
+    def observation_space(self) -> Box:
+        return self._space
+
+    def transform(self, obs: Any) -> jax.Array:
+        return obs[..., self._index]
+
+    def __repr__(self) -> str:
+        return f"MaskObservation({self.env!r}, keep={self.keep})"

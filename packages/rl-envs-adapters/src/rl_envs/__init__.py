@@ -23,12 +23,20 @@ from rl_envs._registry import (
     split_id,
 )
 
+# The keyword of `make` (and so of `rl run --env-arg`) that keeps only some entries of a vector
+# observation, for every backend: `obs_keep="0,2"` is CartPole without its velocities.
+OBS_KEEP = "obs_keep"
+
 
 def make(env_id: str, **kwargs: Any) -> Any:
-    """Builds one (unbatched) environment implementing the rl-core port."""
+    """Builds one (unbatched) environment implementing the rl-core port. The keyword `obs_keep`
+    (indices: `"0,2"`, `2` or `(0, 2)`) wraps it in `rl_core.MaskObservation`, which hides every
+    other entry of its vector observation (a partially observed version of the task); the other
+    keywords go to the backend's environment."""
     prefix, name = split_id(env_id)
     if not backend_installed(prefix):
         raise MissingBackendError(missing_extra_message(prefix))
+    keep = kwargs.pop(OBS_KEEP, None)
     try:
         env = adapter_module(prefix).make(name, **kwargs)
     except TypeError as e:  # a parameter the environment does not take
@@ -36,8 +44,22 @@ def make(env_id: str, **kwargs: Any) -> Any:
             raise
         raise EnvError(f"{env_id} does not take the parameter(s) {', '.join(map(repr, kwargs))}"
                        f" ({e})") from None
+    if keep is not None:
+        env = _mask_observation(env_id, env, keep)
     env.env_id = env_id
     return env
+
+
+def _mask_observation(env_id: str, env: Any, keep: Any) -> Any:
+    from rl_core import MaskObservation
+
+    try:
+        if isinstance(keep, str):
+            keep = [int(i) for i in keep.replace(" ", ",").split(",") if i]
+        return MaskObservation(env, keep)
+    except (TypeError, ValueError) as e:
+        raise EnvError(f"{env_id}: {OBS_KEEP}={keep!r} must name entries of its observation "
+                       f"{env.observation_space}, e.g. {OBS_KEEP}=0,2 ({e})") from None
 
 
 def list_envs(backend: str | None = None, installed_only: bool = True) -> list[str]:
@@ -61,6 +83,6 @@ def family(env_id: str) -> str:
 
 
 __all__ = [
-    "BACKENDS", "EnvError", "MissingBackendError", "UnknownEnvironmentError", "all_ids",
+    "BACKENDS", "OBS_KEEP", "EnvError", "MissingBackendError", "UnknownEnvironmentError", "all_ids",
     "backend_installed", "family", "list_envs", "make",
 ]

@@ -1,0 +1,46 @@
+"""Recurrent PPO's configuration: PPO's, with the recurrent network's sizes. Its hyperparameters
+are PPO's (`PPOHParams`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rl_algos.common.config import require
+from rl_algos.common.networks import check_network
+from rl_algos.ppo.config import PPOConfig
+
+
+@dataclass(frozen=True)
+class PPORNNConfig(PPOConfig):
+    """`hidden_sizes` is the torso before the GRU (shared by actor and critic), `rnn_hidden` the
+    GRU's units, `head_sizes` the actor's and the critic's own layers after it. Minibatches are
+    whole environments (`num_minibatches` divides `num_envs`), each replayed over its
+    `num_steps` steps."""
+
+    hidden_sizes: tuple[int, ...] = (64,)
+    rnn_hidden: int = 64
+    head_sizes: tuple[int, ...] = (64,)
+
+    def validate(self) -> None:
+        super().validate()
+        check_network(self.head_sizes, self.activation)
+        require(self.rnn_hidden >= 1, f"rnn_hidden must be >= 1, got {self.rnn_hidden}")
+        require(self.num_envs % self.num_minibatches == 0,
+                f"num_minibatches={self.num_minibatches} must divide num_envs={self.num_envs}: "
+                "recurrent minibatches are whole environments' sequences")
+        require(not self.cnn_part, "ppo_rnn has no convolutional torso; leave cnn_part empty")
+
+
+# Defaults per environment family: (static overrides, hparam overrides), the settings measured
+# in docs/algorithms.md. bsuite (MemoryChain): 16 environments x 128 steps, 4 epochs of 4
+# minibatches of 4 whole environments. classic_control (CartPole without velocities, `--env-arg
+# obs_keep=0,2`): short sequences of 8 x 32 steps, 10 epochs of one minibatch, lr 1e-3 annealed,
+# gamma 0.98, lambda 0.8, no entropy bonus (close to rl-zoo's recurrent PPO on CartPoleNoVel).
+PRESETS: dict[str, tuple[dict, dict]] = {
+    "classic_control": (
+        dict(total_timesteps=150_000, num_envs=8, num_steps=32, num_epochs=10,
+             num_minibatches=1, activation="relu"),
+        dict(lr=1e-3, gamma=0.98, gae_lambda=0.8, ent_coef=0.0),
+    ),
+    "bsuite": (dict(total_timesteps=100_000, num_envs=16, num_steps=128), {}),
+}
