@@ -1,0 +1,214 @@
+"""The results report: runs a named suite of (algorithm, task) pairs with N seeds each through the
+same path as `rl run` (`rl_cli.runner.execute`: presets, vmapped seeds, the final greedy
+evaluation) and writes `docs/results.md` from the accumulated rows in `docs/results.json`.
+
+Per row: the budget, the greedy evaluation of the final agents (`--eval-episodes` episodes per
+member; the per-member mean is the unit) and the training return of the behaviour policy (the
+episodes that ended in the run's final window, `rl_core.final_return`), each as its interquartile
+mean with a 95% percentile-bootstrap confidence interval over seeds (`rl_cli.stats.iqm`,
+`bootstrap_ci95`: scipy's `trim_mean` and `bootstrap`), the worst seed, the compile and training
+wall time, the published reference it is set against (with its source), and the commit the row
+was produced at. Running one suite replaces that suite's rows and keeps the others, so the
+document always says which commit each row comes from.
+
+    uv run python tools/results.py --suite classic --seeds 8
+    uv run python tools/results.py --suite minatar --seeds 4
+    uv run python tools/results.py --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+STORE = REPO / "docs" / "results.json"
+DOC = REPO / "docs" / "results.md"
+
+
+@dataclass(frozen=True)
+class Task:
+    algo: str
+    env: str
+    steps: int | None = None  # None: the preset's budget
+    reference: str = ""  # the published figure this is set against, with its source
+    sets: dict[str, str] = field(default_factory=dict)
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    eval_episodes: int = 20
+
+
+PUREJAXRL = "PureJaxRL (Lu et al., 2022) `ppo.py`, CartPole-v1: return 500 within 5e5 steps"
+SUITES: dict[str, list[Task]] = {
+    "classic": [
+        Task("ppo", "gymnax/CartPole-v1", reference=PUREJAXRL),
+        Task("dpo", "gymnax/CartPole-v1", reference="Lu et al., 2022 (DPO): solves CartPole-v1"),
+        Task("vpg", "gymnax/CartPole-v1",
+             reference="Sutton & Barto REINFORCE with baseline: no fixed published budget"),
+        Task("pqn", "gymnax/CartPole-v1",
+             reference="purejaxql `pqn_cartpole` (Gallici et al., 2024): greedy test return 500 "
+                       "within 5e5 steps"),
+        Task("ppo", "gymnax/Pendulum-v1",
+             reference="CleanRL/PureJaxRL continuous PPO: about −200 or better at 1e6 steps"),
+        Task("dpo", "gymnax/Pendulum-v1",
+             reference="Lu et al., 2022 (DPO) report DPO at least on par with PPO on Pendulum"),
+        Task("td3", "gymnax/Pendulum-v1",
+             reference="rejax TD3, same settings, measured on this machine: final about −145 "
+                       "at 1e5 steps (shared/ECOSYSTEM-NOTES.md)"),
+        Task("sac", "gymnax/Pendulum-v1",
+             reference="Haarnoja et al., 2018: Pendulum solved (≥ −200) within about 2e4 steps"),
+        Task("dqn", "gymnax/CartPole-v1",
+             reference="CleanRL `dqn.py` benchmark (Huang et al., 2022): CartPole-v1 about 490 "
+                       "at 5e5 steps"),
+        Task("ppo_rnn", "gymnax/MemoryChain-bsuite", steps=100_000,
+             reference="bsuite memory_len (Osband et al., 2020): a memory agent scores 1.0"),
+        Task("qlearning", "native/GridWorld",
+             reference="shortest path from every cell (the optimal return)"),
+    ],
+    "minatar": [
+        Task("ppo", "gymnax/Breakout-MinAtar", steps=5_000_000, eval_episodes=10,
+             reference="gymnax's MinAtar PPO checkpoints (Lange, 2022): Breakout about 28"),
+        Task("pqn", "gymnax/Breakout-MinAtar", steps=5_000_000, eval_episodes=10,
+             reference="PQN paper (Gallici et al., 2024) MinAtar Breakout: tens at 1e7 steps"),
+    ],
+    "brax": [
+        Task("ppo", "brax/inverted_pendulum", steps=1_000_000, eval_episodes=10,
+             reference="brax training results: inverted_pendulum 1000 (the episode maximum)"),
+        Task("td3", "brax/inverted_pendulum", steps=100_000, eval_episodes=10,
+             reference="brax training results: inverted_pendulum 1000 (the episode maximum)"),
+        Task("sac", "brax/inverted_pendulum", steps=100_000, eval_episodes=10,
+             reference="brax training results: inverted_pendulum 1000 (the episode maximum)"),
+    ],
+    "jumanji": [
+        Task("ppo", "jumanji/Snake-v1", eval_episodes=10,
+             reference="jumanji's A2C Snake benchmark (Bonnet et al., 2024)"),
+    ],
+    "pgx": [
+        Task("pqn", "pgx/tic_tac_toe", steps=1_000_000, env_kwargs={"opponent": "random"},
+             eval_episodes=200, reference="optimal play never loses; random opponent"),
+    ],
+}
+
+
+def commit() -> str:
+    """The commit the rows are produced at, `+dirty` when the tree has local changes."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True,
+                          capture_output=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                           text=True, capture_output=True).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
+def summarise(values: list[float | None]) -> dict[str, Any]:
+    """IQM, its 95% bootstrap interval, mean and worst seed of per-seed values."""
+    from rl_cli.stats import bootstrap_ci95, iqm
+
+    v = np.array([np.nan if x is None else x for x in values], np.float64)
+    low, high = bootstrap_ci95(v, iqm)
+    finite = v[np.isfinite(v)]
+    return {"iqm": iqm(v), "ci95": [low, high],
+            "mean": float(finite.mean()) if finite.size else None,
+            "min": float(finite.min()) if finite.size else None,
+            "per_seed": [None if not np.isfinite(x) else float(x) for x in v]}
+
+
+def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
+    from rich.console import Console
+
+    from rl_cli.runner import RunRequest, execute
+
+    req = RunRequest(algo=task.algo, env=task.env, num_seeds=seeds, total_timesteps=task.steps,
+                     sets=dict(task.sets), env_kwargs=dict(task.env_kwargs), logdir=logdir,
+                     progress=False, eval_episodes=task.eval_episodes, checkpoint_minutes=0.0)
+    t0 = time.perf_counter()
+    summary = execute(req, console=Console(quiet=True))
+    return {
+        "algo": task.algo, "env": task.env, "env_kwargs": task.env_kwargs, "sets": task.sets,
+        "seeds": seeds, "steps_per_seed": summary["total_timesteps"],
+        "eval_episodes": task.eval_episodes,
+        "greedy": summarise(summary["greedy_eval_return_per_member"]),
+        "training": summarise(summary["final_return_per_member"]),
+        "compile_seconds": summary["compile_seconds"], "run_seconds": summary["run_seconds"],
+        "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
+    }
+
+
+def _num(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None or not np.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def write_doc(store: dict[str, Any]) -> None:
+    lines = [
+        "# Results",
+        "",
+        "Produced by `tools/results.py` (do not edit by hand: rerun the suite). Each row: the",
+        "algorithm on its task at the stated budget, N seeds trained at once (vmapped) through",
+        "`rl run`'s own path and preset. **Greedy** is the final agents' deterministic",
+        "evaluation (each seed's mean return over the stated episodes); **training** is the",
+        "behaviour policy's return over the episodes that ended in the run's final window. Both",
+        "as the interquartile mean over seeds with a 95% percentile-bootstrap interval (scipy",
+        "`trim_mean`, `bootstrap`), then the worst seed. Times are wall seconds on the 2-core CPU",
+        "machine, often shared with other work, so indicative only. The reference is the",
+        "published figure the row is set against; its source is named.",
+        "",
+    ]
+    for suite, rows in store.items():
+        meta = rows["meta"]
+        lines += [f"## {suite}", "",
+                  f"`uv run python tools/results.py --suite {suite} --seeds {meta['seeds']}` at "
+                  f"commit `{meta['commit']}` ({meta['date']}; suite compute "
+                  f"{meta['wall_seconds']:,.0f} s).", "",
+                  "| algo | task | steps/seed | seeds | greedy IQM [95% CI] | worst seed | "
+                  "training IQM [95% CI] | compile s | train s | reference (source) |",
+                  "| --- | --- | ---: | ---: | --- | ---: | --- | ---: | ---: | --- |"]
+        for r in rows["rows"]:
+            g, t = r["greedy"], r["training"]
+            task = r["env"] + "".join(f" {k}={v}" for k, v in r["env_kwargs"].items())
+            lines.append(
+                f"| {r['algo']} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
+                f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] "
+                f"({r['eval_episodes']} ep.) | {_num(g['min'])} | "
+                f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] | "
+                f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | {r['reference']} |")
+        lines.append("")
+    DOC.write_text("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", choices=sorted(SUITES))
+    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--list", action="store_true", help="print the suites and exit")
+    args = parser.parse_args()
+    if args.list or args.suite is None:
+        for name, tasks in SUITES.items():
+            print(name + ": " + ", ".join(f"{t.algo} {t.env}" for t in tasks))
+        return
+    store = json.loads(STORE.read_text()) if STORE.is_file() else {}
+    rev, t0, rows = commit(), time.perf_counter(), []
+    with tempfile.TemporaryDirectory(prefix="rl-results-") as logdir:
+        for task in SUITES[args.suite]:
+            print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
+            row = run_task(task, args.seeds, Path(logdir))
+            print(f"  greedy IQM {_num(row['greedy']['iqm'])} {row['greedy']['ci95']}, "
+                  f"worst {_num(row['greedy']['min'])}; {row['wall_seconds']:.0f} s",
+                  file=sys.stderr, flush=True)
+            rows.append(row)
+    store[args.suite] = {"meta": {"commit": rev, "seeds": args.seeds,
+                                  "date": time.strftime("%Y-%m-%d"),
+                                  "wall_seconds": time.perf_counter() - t0}, "rows": rows}
+    STORE.write_text(json.dumps(store, indent=1))
+    write_doc(store)
+    print(f"wrote {DOC} and {STORE}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
