@@ -43,7 +43,7 @@ class Task:
     reference: str = ""  # the published figure this is set against, with its source
     sets: dict[str, str] = field(default_factory=dict)
     env_kwargs: dict[str, Any] = field(default_factory=dict)
-    eval_episodes: int = 20
+    eval_episodes: int = 100
 
 
 PUREJAXRL = "PureJaxRL (Lu et al., 2022) `ppo.py`, CartPole-v1: return 500 within 5e5 steps"
@@ -155,7 +155,11 @@ def write_doc(store: dict[str, Any]) -> None:
         "evaluation (each seed's mean return over the stated episodes); **training** is the",
         "behaviour policy's return over the episodes that ended in the run's final window. Both",
         "as the interquartile mean over seeds with a 95% percentile-bootstrap interval (scipy",
-        "`trim_mean`, `bootstrap`), then the worst seed. Times are wall seconds on the 2-core CPU",
+        "`trim_mean`, `bootstrap`), then the worst seed. Every seed plays the same evaluation",
+        "episodes (the same start states: common random numbers, so seeds are compared on equal",
+        "terms), so the greedy interval is over seeds given those episodes; on a task whose start",
+        "state matters (Pendulum's start angle) the greedy figure also carries the luck of those",
+        "few episodes, the training figure does not. Times are wall seconds on the 2-core CPU",
         "machine, often shared with other work, so indicative only. The reference is the",
         "published figure the row is set against; its source is named.",
         "",
