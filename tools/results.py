@@ -70,6 +70,8 @@ SUITES: dict[str, list[Task]] = {
                        "at 5e5 steps"),
         Task("ppo_rnn", "gymnax/MemoryChain-bsuite", steps=100_000,
              reference="bsuite memory_len (Osband et al., 2020): a memory agent scores 1.0"),
+        Task("pqn_rnn", "gymnax/MemoryChain-bsuite", steps=100_000,
+             reference="bsuite memory_len (Osband et al., 2020): a memory agent scores 1.0"),
         Task("qlearning", "native/GridWorld",
              reference="shortest path from every cell (the optimal return)"),
     ],

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rl_algos import dpo, dqn, lpo, ppo, ppo_rnn, pqn, qlearning, sac, td3, vpg
+from rl_algos import dpo, dqn, lpo, ppo, ppo_rnn, pqn, pqn_rnn, qlearning, sac, td3, vpg
 from rl_algos.common.config import ConfigError
 from rl_algos.common.policy import actor_critic_policy
 from rl_core import Algorithm, Box, Discrete, MultiDiscrete, Policy
@@ -149,6 +149,11 @@ ALGORITHMS: dict[str, AlgoSpec] = {
         "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
         pqn.PQNConfig, pqn.PQNHParams, pqn.make_algorithm, pqn.make_policy, (Discrete,),
         pqn.PRESETS, env_presets=pqn.ENV_PRESETS,
+    ),
+    "pqn_rnn": AlgoSpec(
+        "pqn_rnn", "Recurrent PQN (a GRU before the Q head; for partially observed tasks)",
+        pqn_rnn.PQNRNNConfig, pqn.PQNHParams, pqn_rnn.make_algorithm, pqn_rnn.make_policy,
+        (Discrete,), pqn_rnn.PRESETS,
     ),
     "dqn": AlgoSpec(
         "dqn", "Deep Q-Network (replay, target network, Double DQN targets, n-step, dueling)",

@@ -30,6 +30,17 @@ def reset_hidden(h: jax.Array, first: jax.Array) -> jax.Array:
     return jnp.where(first[..., None], jnp.zeros_like(h), h)
 
 
+def sequence_batch(traj: Any, h0: jax.Array, **per_step: jax.Array) -> dict[str, jax.Array]:
+    """A rollout as a batch of whole environments: every per-step leaf `[T, N, ...]` (the
+    observations, actions, the rollout's extras but the hidden states, and `per_step`) turned
+    environment-major `[N, T, ...]`, and `h0 [N, H]` the hidden state each environment's
+    sequence starts from. `sgd_epochs` then shuffles and cuts along environments."""
+    batch = {"obs": traj.observation, "action": traj.action, **per_step,
+             **{k: v for k, v in traj.extras.items() if k != "hidden"}}
+    batch = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), batch)
+    return {**batch, "h0": h0}
+
+
 class RecurrentActorCritic(eqx.Module):
     """`torso` MLP (shared) -> `eqx.nn.GRUCell` of `rnn_hidden` units -> separate actor and
     critic MLPs (`head_sizes`) with PPO's orthogonal heads (gains 0.01 and 1). For one

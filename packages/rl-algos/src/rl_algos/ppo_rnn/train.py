@@ -22,7 +22,11 @@ import jax.numpy as jnp
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.policy import agent_fn, model_structure
-from rl_algos.common.recurrent import recurrent_actor_critic_policy, recurrent_model
+from rl_algos.common.recurrent import (
+    recurrent_actor_critic_policy,
+    recurrent_model,
+    sequence_batch,
+)
 from rl_algos.common.returns import gae
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.ppo.losses import ppo_loss
@@ -42,16 +46,6 @@ from rl_core import make_train as _make_train
 def make_policy(env: Any, config: PPORNNConfig) -> Policy:
     """The recurrent actor-critic policy (`common.recurrent`), with memory."""
     return recurrent_actor_critic_policy(env, config)
-
-
-def sequence_batch(traj: Any, h0: jax.Array, **per_step: jax.Array) -> dict[str, jax.Array]:
-    """A rollout as a batch of whole environments: every per-step leaf `[T, N, ...]` turned
-    environment-major `[N, T, ...]`, and `h0 [N, H]` the hidden state each environment's
-    sequence starts from. `sgd_epochs` then shuffles and cuts along environments."""
-    batch = {"obs": traj.observation, "action": traj.action, **per_step,
-             **{k: v for k, v in traj.extras.items() if k != "hidden"}}
-    batch = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), batch)
-    return {**batch, "h0": h0}
 
 
 def replay(model: Any, mb: dict[str, jax.Array]) -> tuple[Any, jax.Array]:

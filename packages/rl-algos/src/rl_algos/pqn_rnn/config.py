@@ -1,0 +1,45 @@
+"""Recurrent PQN's configuration: PQN's, with the GRU's size. Its hyperparameters are PQN's
+(`PQNHParams`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rl_algos.common.config import require
+from rl_algos.pqn.config import PQNConfig
+
+
+@dataclass(frozen=True)
+class PQNRNNConfig(PQNConfig):
+    """`num_layers` dense layers of `hidden_size` (each with LayerNorm) on the flattened
+    observation, then a GRU of `rnn_hidden` units, then the linear Q head. Minibatches are whole
+    environments (`num_minibatches` divides `num_envs`), each replayed over its `num_steps`
+    steps. No convolution (`cnn_channels` is ignored: observations are flattened)."""
+
+    rnn_hidden: int = 128
+
+    def validate(self) -> None:
+        super().validate()
+        require(self.rnn_hidden >= 1, f"rnn_hidden must be >= 1, got {self.rnn_hidden}")
+        require(self.num_envs % self.num_minibatches == 0,
+                f"num_minibatches={self.num_minibatches} must divide num_envs={self.num_envs}: "
+                "recurrent minibatches are whole environments' sequences")
+
+
+# Defaults per environment family: (static overrides, hparam overrides). bsuite (MemoryChain):
+# 16 environments x 128 steps, 4 epochs of 4 minibatches of 4 whole environments, λ 0.95, ε down
+# to 0.05 over the first half of the run (the reward comes only at an episode's end).
+# classic_control (CartPole without velocities, `--env-arg obs_keep=0,2`): PQN's CartPole
+# settings (rewards x 0.1, λ 0.95, lr annealed, ε down to 0.2) on 32 environments x 64 steps.
+PRESETS: dict[str, tuple[dict, dict]] = {
+    "classic_control": (
+        dict(total_timesteps=500_000, num_envs=32, num_steps=64, num_epochs=4,
+             num_minibatches=4, hidden_size=128, num_layers=1, rnn_hidden=128, anneal_lr=True),
+        dict(lr=3e-4, reward_scale=0.1, q_lambda=0.95, eps_finish=0.2),
+    ),
+    "bsuite": (
+        dict(total_timesteps=100_000, num_envs=16, num_steps=128, num_epochs=4,
+             num_minibatches=4, hidden_size=64, num_layers=1, rnn_hidden=64),
+        dict(lr=3e-4, q_lambda=0.95, eps_finish=0.05, eps_decay=0.5),
+    ),
+}
