@@ -33,6 +33,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 STORE = REPO / "docs" / "results.json"
 DOC = REPO / "docs" / "results.md"
+# Documents that quote a suite's rows between `<!-- results:SUITE -->` and `<!-- /results -->`
+# (rewritten with the report, never by hand).
+QUOTING = [REPO / "docs" / "algorithms.md", REPO / "README.md"]
 
 
 @dataclass(frozen=True)
@@ -188,12 +191,58 @@ def write_doc(store: dict[str, Any]) -> None:
     DOC.write_text("\n".join(lines))
 
 
+def quote(suite: str, rows: dict[str, Any]) -> list[str]:
+    """The compact table of a suite's rows that other documents quote."""
+    meta = rows["meta"]
+    lines = [f"From [docs/results.md](results.md) (`tools/results.py --suite {suite} --seeds "
+             f"{meta['seeds']}`, commit `{meta['commit']}`): greedy evaluation and training "
+             "return, interquartile mean over seeds [95% bootstrap CI].", "",
+             "| algo | task | steps/seed | seeds | greedy | worst seed | training |",
+             "| --- | --- | ---: | ---: | --- | ---: | --- |"]
+    for r in rows["rows"]:
+        g, t = r["greedy"], r["training"]
+        lines.append(f"| {r['algo']} | {r['env']} | {r['steps_per_seed']:,} | {r['seeds']} | "
+                     f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] | "
+                     f"{_num(g['min'])} | "
+                     f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] |")
+    return lines
+
+
+def write_quotes(store: dict[str, Any]) -> None:
+    """Rewrites every quoted block of QUOTING from the store (links made relative to each)."""
+    import re
+
+    for path in QUOTING:
+        text = path.read_text()
+        link = "results.md" if path.parent == DOC.parent else "docs/results.md"
+
+        def block(m: re.Match, link: str = link) -> str:
+            suite = m.group(1)
+            if suite not in store:
+                return m.group(0)
+            body = "\n".join(quote(suite, store[suite]))
+            body = body.replace("(results.md)", f"({link})")
+            return f"<!-- results:{suite} -->\n{body}\n<!-- /results -->"
+
+        new = re.sub(r"<!-- results:(\w+) -->.*?<!-- /results -->", block, text, flags=re.S)
+        if new != text:
+            path.write_text(new)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", choices=sorted(SUITES))
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--list", action="store_true", help="print the suites and exit")
+    parser.add_argument("--render", action="store_true",
+                        help="rewrite docs/results.md and the quoting documents from "
+                             "docs/results.json without running anything")
     args = parser.parse_args()
+    if args.render:
+        store = json.loads(STORE.read_text())
+        write_doc(store)
+        write_quotes(store)
+        return
     if args.list or args.suite is None:
         for name, tasks in SUITES.items():
             print(name + ": " + ", ".join(f"{t.algo} {t.env}" for t in tasks))
@@ -213,7 +262,9 @@ def main() -> None:
                                   "wall_seconds": time.perf_counter() - t0}, "rows": rows}
     STORE.write_text(json.dumps(store, indent=1))
     write_doc(store)
-    print(f"wrote {DOC} and {STORE}", file=sys.stderr)
+    write_quotes(store)
+    print(f"wrote {DOC} and {STORE}, and the quotes in "
+          f"{', '.join(str(p.relative_to(REPO)) for p in QUOTING)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
