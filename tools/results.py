@@ -150,6 +150,48 @@ def _num(x: float | None, digits: int = 1) -> str:
     return "–" if x is None or not np.isfinite(x) else f"{x:,.{digits}f}"
 
 
+def figure_path(suite: str) -> Path:
+    return DOC.parent / "figures" / f"results-{suite}.png"
+
+
+def write_figure(suite: str, rows: dict[str, Any]) -> Path:
+    """One panel per row: each seed's greedy evaluation (dots) and training return (crosses),
+    the IQM of each as a line, its bootstrap interval as a band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(rows["rows"])
+    cols = min(n, 4)
+    nrows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 2.6 * nrows), squeeze=False)
+    for ax, r in zip(axes.flat, rows["rows"], strict=False):
+        for x, key, marker in ((0, "greedy", "o"), (1, "training", "x")):
+            d = r[key]
+            vals = [v for v in d["per_seed"] if v is not None]
+            ax.scatter(np.full(len(vals), x) + np.linspace(-0.15, 0.15, len(vals)), vals,
+                       marker=marker, s=14, alpha=0.7)
+            if d["iqm"] is not None and np.isfinite(d["iqm"]):
+                ax.hlines(d["iqm"], x - 0.3, x + 0.3, color="black", lw=1.5)
+                ax.fill_between([x - 0.3, x + 0.3], *d["ci95"], color="gray", alpha=0.3, lw=0)
+        ax.set_xticks([0, 1], ["greedy", "training"])
+        ax.set_xlim(-0.6, 1.6)
+        ax.set_title(f"{r['algo']} · {r['env'].split('/')[-1]}", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3, axis="y")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.suptitle(f"{suite}: per-seed returns, IQM (line) and 95% bootstrap CI (band), "
+                 f"commit {rows['meta']['commit']}", fontsize=9)
+    fig.tight_layout()
+    out = figure_path(suite)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
 def write_doc(store: dict[str, Any]) -> None:
     lines = [
         "# Results",
@@ -178,6 +220,7 @@ def write_doc(store: dict[str, Any]) -> None:
                   "| algo | task | steps/seed | seeds | greedy IQM [95% CI] | worst seed | "
                   "training IQM [95% CI] | compile s | train s | reference (source) |",
                   "| --- | --- | ---: | ---: | --- | ---: | --- | ---: | ---: | --- |"]
+        write_figure(suite, rows)
         for r in rows["rows"]:
             g, t = r["greedy"], r["training"]
             task = r["env"] + "".join(f" {k}={v}" for k, v in r["env_kwargs"].items())
@@ -187,7 +230,7 @@ def write_doc(store: dict[str, Any]) -> None:
                 f"({r['eval_episodes']} ep.) | {_num(g['min'])} | "
                 f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] | "
                 f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | {r['reference']} |")
-        lines.append("")
+        lines += ["", f"![{suite}: per-seed returns](figures/{figure_path(suite).name})", ""]
     DOC.write_text("\n".join(lines))
 
 
