@@ -73,6 +73,13 @@ GATES = [
          "docs/algorithms.md SAC: every seed >= -200 at 2e4 steps"),
     Gate("qlearning-gridworld", "qlearning", "native/GridWorld", 30, 100_000, -4.8, MEAN_LOWER_95,
          "docs/algorithms.md Q-learning: 30 agents x 1e5 steps, -4.69 +- 0.02"),
+    # Memory: the bsuite preset of each recurrent algorithm on MemoryChain (the context is seen
+    # only at the start; a feed-forward agent stays at chance, 0). ppo_rnn: 1.00 on every one of
+    # seeds 0-7; pqn_rnn: 0.93-0.97 (its ε-greedy answers cost the rest; greedy 1.00 on all 8).
+    Gate("ppo_rnn-memorychain", "ppo_rnn", "gymnax/MemoryChain-bsuite", 8, 98_304, 0.8,
+         EVERY_SEED, "docs/algorithms.md PPO-RNN: 1.00 on every seed, feed-forward PPO at 0"),
+    Gate("pqn_rnn-memorychain", "pqn_rnn", "gymnax/MemoryChain-bsuite", 8, 98_304, 0.8,
+         EVERY_SEED, "docs/algorithms.md PQN-RNN: 0.93-0.97 on every seed, PQN at 0"),
     # MinAtar at a budget a CI run affords: PPO's minatar preset (PureJaxRL's setting) on
     # Breakout-MinAtar for 1e6 steps (lr annealed over them) instead of the documented 5e6
     # (docs/algorithms.md, whose 4 seeds averaged 20.6 at 0.98M steps). A uniformly random policy
