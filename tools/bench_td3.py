@@ -98,12 +98,16 @@ def ours(timesteps: int):
             jax.tree.map(lambda x: x[None], hp))
     policy = td3.make_policy(env, cfg)
 
+    def greedy(actor, obs):
+        agent = rl_core.Agent(td3.TD3Params(actor, None))
+        return policy.act(agent, obs[None], None, True)[0][0]
+
     def final_return(out) -> dict:
         m = out.metrics
         train = float(rl_core.final_return(np.asarray(m["episode_return_sum"][0]),
                                            np.asarray(m["episode_count"][0])))
         actor = jax.tree.map(lambda x: x[0], out.state.train_state.params.actor)
-        return dict(train=train, greedy=greedy_return(policy, actor))
+        return dict(train=train, greedy=greedy_return(greedy, actor))
 
     return fn, args, final_return
 
