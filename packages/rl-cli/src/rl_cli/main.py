@@ -8,9 +8,11 @@ from typing import Any
 
 import click
 
-from rl_cli import compile_cache
+from rl_cli import compile_cache, timings
 from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, RunStopped, UserError
 from rl_cli.evaluate import PGX_OPPONENTS
+
+timings.mark("import rl_cli")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -27,6 +29,7 @@ def cli(no_compile_cache: bool) -> None:
     """Pure-JAX reinforcement learning: environment and agent compiled into one program."""
     if not no_compile_cache and compile_cache.enabled_by_env():
         compile_cache.enable()
+    timings.mark("import jax, compile cache")
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -493,6 +496,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: user mistakes become one line on stderr and exit code 2."""
     try:
         cli.main(args=argv, prog_name="rl", standalone_mode=False)
+        timings.report()
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.UsageError as e:  # a wrong option or value: one line, as for any bad input

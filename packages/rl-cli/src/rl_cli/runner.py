@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from rl_cli import timings
 from rl_cli.capacity import check_capacity, check_member_count
 from rl_cli.checkpoint import ResumePoint, check_cadence, checkpointer_for, latest_checkpoint
 from rl_cli.errors import UserError
@@ -77,8 +78,10 @@ def prepare(req: RunRequest) -> Prepared:
         raise UserError(f"--eval-episodes must be >= 0 (0: no evaluation), got "
                         f"{req.eval_episodes}")
     check_output(req.logdir, req.run_name)
+    timings.mark("import rl_algos, rl_envs")
     spec = rl_algos.get(req.algo)
     env = rl_envs.make(req.env, **req.env_kwargs)
+    timings.mark("environment (imports its library)")
     spec.check_env(env)
     preset = req.preset if req.preset is not None else spec.default_preset(
         rl_envs.family(req.env), env.action_space)
@@ -93,6 +96,7 @@ def prepare(req: RunRequest) -> Prepared:
         raise UserError(f"--log-every {req.log_every} must divide the number of updates "
                         f"({algorithm.num_updates}); a resumed run keeps its chunk length, so "
                         "its --total-timesteps must give a multiple of it")
+    timings.mark("config, algorithm")
     return Prepared(spec, env, config, hparams, preset, algorithm, env_kwargs)
 
 
@@ -275,6 +279,7 @@ def execute(req: RunRequest, console: Console | None = None,
                   f"{config_record['parallelism']} · run dir {run_dir}"
                   + (f" · resuming at update {done}/{algo.num_updates}" if point else ""))
 
+    timings.mark("members, capacity check, config.json")
     logger = None
     if run_dir is not None:
         logger = RunLogger(run_dir, names, algo.steps_per_update,
@@ -284,6 +289,7 @@ def execute(req: RunRequest, console: Console | None = None,
     evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
     ckpt = checkpointer_for(run_dir, info, req.checkpoint_every, req.checkpoint_minutes,
                             req.eval_every, evaluator, warn=console.print)
+    timings.mark("TensorBoard writer, metrics.jsonl open")
     with Watchdog(req.watchdog_seconds) as dog:
         try:
             trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
@@ -295,14 +301,19 @@ def execute(req: RunRequest, console: Console | None = None,
         result, run_seconds = trained.result, trained.run_seconds
         dog.beat("saving results")
         agents = final_agents(algo, result.state)
+        timings.mark("final agents")
         if logger is not None and run_dir is not None:
             logger.close()
+            timings.mark("TensorBoard writer, metrics.jsonl close")
             save_agents(run_dir / "params.eqx", agents)
+            timings.mark("params.eqx")
             write_curves(run_dir)
+            timings.mark("curves.png")
         greedy = None
         if req.eval_episodes and main:
             dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
             greedy = final_evaluation(prep.env, algo.policy, agents, req.eval_episodes, req.seed)
+            timings.mark("final greedy evaluation")
 
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))
@@ -326,8 +337,10 @@ def execute(req: RunRequest, console: Console | None = None,
     }
     if run_dir is not None:
         write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+    timings.mark("summary.json")
     console.print(summary_table(names, finals, summary,
                                 {n: h.status for n, h in health.flagged()}))
+    timings.mark("summary table")
     return summary
 
 

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rl_cli import timings
 from rl_cli.errors import UserError
 from rl_cli.reporting import summarise_chunk
 
@@ -170,6 +171,7 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
     with console.status(f"compiling the {what}…", spinner="dots"):
         compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
     console.print(f"compiled in {compiled.compile_seconds:.2f} s")
+    timings.mark("compile (or load from the cache)")
     done = 0 if start is None else start.updates_done
     dog.beat(f"running chunk {done // chunk_len + 1}/{compiled.num_chunks} of {chunk_len} "
              "updates")
@@ -194,4 +196,5 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
                              stop.exit_code) from None
         jax.block_until_ready(result.state)
         run_seconds = time.perf_counter() - t0
+        timings.mark("training")
     return Trained(result, compiled.compile_seconds, run_seconds, checkpointer.last_path)
