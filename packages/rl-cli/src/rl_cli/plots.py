@@ -1,4 +1,5 @@
-"""Learning curves of `rl run` directories (matplotlib, Agg backend: files only, no screen).
+"""Learning curves of `rl run` directories (matplotlib's object-oriented API on the Agg canvas:
+files only, no screen, and no pyplot, so the caller's backend and figures are left alone).
 
 A run's `metrics.jsonl` has, per logged chunk, each member's mean return of the episodes that
 ended in it (`null` when none did: a gap in that member's curve, never a zero). `curves.png`
@@ -69,13 +70,30 @@ def _matrix(rows: list[list[float | None]]) -> np.ndarray:
                     dtype=np.float64).reshape(len(rows), -1)
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def _import_matplotlib() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+    from matplotlib.figure import Figure  # noqa: F401
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    return plt
+def preload() -> None:
+    """Imports matplotlib (half a second or more) in a background thread, for `rl run` to call
+    when training starts: its main thread mostly waits on the compiled program then, so the
+    import is done by the time `write_curves` needs it (Python's import locks make `write_curves`
+    wait for it if not)."""
+    import threading
+
+    threading.Thread(target=_import_matplotlib, name="rl-preload-matplotlib",
+                     daemon=True).start()
+
+
+def _figure(size: tuple[float, float]) -> Any:
+    """A figure on an Agg canvas and its one axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots()
 
 
 def _save(fig: Any, out: Path) -> None:
@@ -130,14 +148,12 @@ def title_of(curves: Curves) -> str:
 def write_curves(run_dir: Path, out: Path | None = None) -> Path:
     """`curves.png` of one run: members faint, the mean and its 95% band."""
     curves = load_curves(run_dir)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.8))
+    fig, ax = _figure((6, 3.8))
     draw_run(ax, curves)
     _decorate(ax, title_of(curves))
     fig.tight_layout()
     out = out or Path(run_dir) / "curves.png"
     _save(fig, out)
-    plt.close(fig)
     return out
 
 
@@ -178,14 +194,14 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
                         "per run or none")
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UserError(f"--out {out}: the picture's name must end in .png, .svg or .pdf")
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    import matplotlib
+
+    fig, ax = _figure((7, 4.2))
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
         draw_run(ax, curves, label, members, colors[i % len(colors)], evaluation)
     envs = sorted({str(c.config.get("env")) for c in runs})
     _decorate(ax, ", ".join(envs) + ": mean over members, 95% band")
     fig.tight_layout()
     _save(fig, out)
-    plt.close(fig)
     return out
