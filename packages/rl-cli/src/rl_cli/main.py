@@ -524,5 +524,37 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
 
 
+def entry() -> None:
+    """The `rl` console script: `main`, then the process ends at once. What the interpreter's
+    own shutdown would do after that (tearing down every module and JAX's runtime, half a second
+    to seconds) is skipped: `rl` has written and closed everything by then. Other threads that
+    are not daemons are waited for, the `atexit` handlers run (JAX's multi-host shutdown among
+    them) and the standard streams are flushed first. An unexpected exception ends the process
+    as usual, with its traceback."""
+    import atexit
+    import os
+    import threading
+
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            sys.stderr.write(f"{e.code}\n")
+            code = 1
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 1  # e.g. stdout was a pipe closed by its reader
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    entry()
