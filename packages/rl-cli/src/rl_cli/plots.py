@@ -70,22 +70,6 @@ def _matrix(rows: list[list[float | None]]) -> np.ndarray:
                     dtype=np.float64).reshape(len(rows), -1)
 
 
-def _import_matplotlib() -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
-    from matplotlib.figure import Figure  # noqa: F401
-
-
-def preload() -> None:
-    """Imports matplotlib (half a second or more) in a background thread, for `rl run` to call
-    when training starts: its main thread mostly waits on the compiled program then, so the
-    import is done by the time `write_curves` needs it (Python's import locks make `write_curves`
-    wait for it if not)."""
-    import threading
-
-    threading.Thread(target=_import_matplotlib, name="rl-preload-matplotlib",
-                     daemon=True).start()
-
-
 def _figure(size: tuple[float, float]) -> Any:
     """A figure on an Agg canvas and its one axes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -19,7 +19,6 @@ from rl_cli.checkpoint import ResumePoint, check_cadence, checkpointer_for, late
 from rl_cli.errors import UserError
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable, build_config
-from rl_cli.plots import preload as preload_plotting
 from rl_cli.plots import write_curves
 from rl_cli.reporting import RunLogger, summary_table
 from rl_cli.session import check_output, new_run_dir, train_members
@@ -291,8 +290,6 @@ def execute(req: RunRequest, console: Console | None = None,
     ckpt = checkpointer_for(run_dir, info, req.checkpoint_every, req.checkpoint_minutes,
                             req.eval_every, evaluator, warn=console.print)
     timings.mark("TensorBoard writer, metrics.jsonl open")
-    if run_dir is not None:
-        preload_plotting()  # imported while the compiled program runs, for curves.png
     with Watchdog(req.watchdog_seconds) as dog:
         try:
             trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
