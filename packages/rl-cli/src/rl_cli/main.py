@@ -525,7 +525,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def entry() -> None:
-    """The `rl` console script: `main`, then the process ends at once. What the interpreter's
+    """The `rl` console script: `main` with the garbage collector paused through start-up
+    (`rl_cli.startup`), then the process ends at once. What the interpreter's
     own shutdown would do after that (tearing down every module and JAX's runtime, half a second
     to seconds) is skipped: `rl` has written and closed everything by then. Other threads that
     are not daemons are waited for, the `atexit` handlers run (JAX's multi-host shutdown among
@@ -535,6 +536,9 @@ def entry() -> None:
     import os
     import threading
 
+    from rl_cli.startup import pause_gc
+
+    pause_gc()  # until the programs are compiled (rl_cli.startup)
     try:
         main()
         code = 0

@@ -18,6 +18,7 @@ import numpy as np
 from rl_cli import timings
 from rl_cli.errors import UserError
 from rl_cli.reporting import summarise_chunk
+from rl_cli.startup import resume_gc
 
 MAX_NAME_LENGTH = 200  # leaves room for the `-N` suffix within the usual 255-byte file names
 
@@ -172,6 +173,7 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
         compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
     console.print(f"compiled in {compiled.compile_seconds:.2f} s")
     timings.mark("compile (or load from the cache)")
+    resume_gc()  # start-up is over (rl_cli.startup)
     done = 0 if start is None else start.updates_done
     dog.beat(f"running chunk {done // chunk_len + 1}/{compiled.num_chunks} of {chunk_len} "
              "updates")
