@@ -80,6 +80,17 @@ def _figure(size: tuple[float, float]) -> Any:
     return fig, fig.subplots()
 
 
+def warm_up() -> None:
+    """Imports what `write_curves` needs and loads its fonts (drawing a small figure in memory):
+    about 0.3 s that `rl run` spends while its program trains (`runner.AfterTraining`)."""
+    import io
+
+    fig, ax = _figure((1, 1))
+    ax.set_title("warm-up")
+    ax.set_xlabel("0123456789")
+    fig.savefig(io.BytesIO(), format="png")
+
+
 def _save(fig: Any, out: Path) -> None:
     """Writes the figure atomically (a temporary file renamed over `out`)."""
     out.parent.mkdir(parents=True, exist_ok=True)

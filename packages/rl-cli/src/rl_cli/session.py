@@ -150,7 +150,7 @@ class Trained(NamedTuple):
 def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, console: Any,
                   logger: Any, dog: Any, health: Any, checkpointer: Any, progress: bool,
                   run_dir: Path | None, start: Any = None, what: str = "training program",
-                  ) -> Trained:
+                  on_compiled: Callable[[], None] | None = None) -> Trained:
     """The chunk loop every training command shares (`rl run`, `rl sweep`, `rl resume`): compiles
     the members' program (timed apart), then runs its chunks from the start or from `start` (a
     checkpoint's `MembersState`) with the progress bar, the per-chunk observer (logging, health,
@@ -174,6 +174,8 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
     console.print(f"compiled in {compiled.compile_seconds:.2f} s")
     timings.mark("compile (or load from the cache)")
     resume_gc()  # start-up is over (rl_cli.startup)
+    if on_compiled is not None:
+        on_compiled()
     done = 0 if start is None else start.updates_done
     dog.beat(f"running chunk {done // chunk_len + 1}/{compiled.num_chunks} of {chunk_len} "
              "updates")

@@ -5,11 +5,12 @@ creates hundreds of thousands of objects that live until the process ends, and t
 full passes over them cost about 0.3 s of a quickstart `rl run` for little garbage. The `rl`
 console script (`rl_cli.main.entry`) therefore pauses the collector before the command runs, and
 a training command resumes it once its programs are compiled (`train_members`, `rl evolve`):
-the objects alive then, start-up's leftover garbage among them (about 10-20 MB for PPO on
-CartPole), are frozen out of later collections (`gc.freeze`), and collection goes on as usual
-for everything the run creates afterwards. Other commands (eval, render, plot, ...) are short
-and end with the collector paused. `main()` called in-process (the tests, scripts) leaves the
-collector alone: `resume_gc` does nothing unless `pause_gc` paused it."""
+the objects alive then, start-up's leftover garbage among them (about 115,000 objects for PPO
+on CartPole; the process's peak memory stayed at 360 MB), are frozen out of later collections
+(`gc.freeze`), and collection goes on as usual for everything the run creates afterwards.
+Other commands (eval, render, plot, ...) are short and end with the collector paused. `main()`
+called in-process (the tests, scripts) leaves the collector alone: `resume_gc` does nothing
+unless `pause_gc` paused it."""
 
 from __future__ import annotations
 
