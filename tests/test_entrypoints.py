@@ -39,6 +39,32 @@ def test_rl_command_trains_and_writes_summary(tmp_path: Path) -> None:
     assert "compile s" in p.stdout and "mean ± 95% CI" in p.stdout
 
 
+def test_rl_run_caches_the_evaluation_program_too(tmp_path: Path) -> None:
+    # The persistent compilation cache keeps every program that took 0.1 s or more to compile:
+    # the training program and also the final greedy evaluation's (about 1 s on CartPole, which
+    # a threshold of 1 s cached or not depending on the machine's load).
+    env = {**os.environ, "RL_COMPILE_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [RL, "run", "--env", "gymnax/CartPole-v1", "--total-timesteps", "1024",
+            "--no-progress", "--logdir", str(tmp_path / "runs")]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    entries = sorted(e.name for e in (tmp_path / "cache").iterdir())
+    assert any(e.startswith("jit_play-") for e in entries), entries
+
+
+@pytest.mark.parametrize("argv, code", [(["algos"], 0), (["run", "--env", "nope/x"], 2)])
+def test_rl_entry_ends_the_process_after_atexit_handlers(argv: list[str], code: int) -> None:
+    # `rl` (rl_cli.main:entry) skips the interpreter's teardown, not the atexit handlers, and
+    # keeps main's exit code; what it printed is flushed.
+    script = ("import atexit, sys; atexit.register(lambda: print('atexit ran', flush=True)); "
+              f"sys.argv = ['rl', *{argv!r}]; from rl_cli.main import entry; entry(); "
+              "print('not reached')")
+    p = _run([sys.executable, "-c", script])
+    assert p.returncode == code, p.stderr
+    assert p.stdout.rstrip().endswith("atexit ran") and "not reached" not in p.stdout
+    assert ("algorithms" in p.stdout) if code == 0 else p.stderr.startswith("rl: error:")
+
+
 @pytest.mark.parametrize(
     "code,forbidden",
     [

@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rl_cli import timings
 from rl_cli.errors import UserError
 
 MAGIC = b"RLCKPT1\n"
@@ -240,9 +241,11 @@ class Checkpointer:
         if not self._saving:
             return
         if self.run_dir is not None:
+            timings.mark("training")
             elapsed = self.offset + time.monotonic() - self.started
             self.last_path = write_checkpoint(self.run_dir, state,
                                               {**self.info, "elapsed": elapsed})
+            timings.mark("checkpoint")
         self.last_time = time.monotonic()
         if stopping and state.updates_done < self.info["num_updates"]:
             raise Interrupted(self.signum, self.last_path)  # type: ignore[arg-type]

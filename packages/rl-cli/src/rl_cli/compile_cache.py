@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+MIN_COMPILE_SECONDS = 0.1  # programs that compile faster are not cached (as fast to compile)
+
 
 def default_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -26,6 +28,9 @@ def enable(path: Path | None = None) -> Path:
     path = Path(path or default_dir())
     path.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(path))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    # Every program that takes a noticeable time to compile: at 1 s, the final greedy
+    # evaluation's program (about 1 s to compile for CartPole) was cached or not depending on
+    # the machine's load; loading it takes a few hundredths of a second.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     return path

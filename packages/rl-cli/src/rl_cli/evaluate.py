@@ -265,9 +265,16 @@ class Played(NamedTuple):
 
 
 def play_episodes(env: Any, policy: Any, agents: Any, episodes: int, seed: int = 0,
-                  deterministic: bool = True) -> Played:
+                  deterministic: bool = True, compiled: Any = None) -> Played:
     """`episodes` whole episodes of `env` for every member of `agents` (leading `[M]` axis), in
-    one compiled program (members vmapped; all play the same environment randomness)."""
+    one compiled program (members vmapped; all play the same environment randomness).
+    `compiled`: that program compiled beforehand by `compile_play` with the same arguments
+    (for agents shaped like these), used unless the agents turn out not to fit it."""
+    if compiled is not None:
+        try:
+            return compiled(agents)
+        except (TypeError, ValueError):  # compiled for other shapes or types: compile here
+            pass
     t0 = time.perf_counter()
     play = compile_play(env, policy, agents, episodes, seed, deterministic)
     compile_seconds = time.perf_counter() - t0

@@ -30,6 +30,7 @@ from rich.table import Table
 from rl_cli.errors import UserError
 from rl_cli.meta_params import save_meta_params, save_npz
 from rl_cli.session import check_output, new_run_dir
+from rl_cli.startup import resume_gc
 from rl_cli.watchdog import Watchdog
 from rl_core import FINAL_RETURN_WINDOW
 
@@ -304,6 +305,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
         with console.status("compiling the population's training program…", spinner="dots"):
             evaluate, baseline_fn, compile_s = compile_programs(p, req.baseline)
         console.print(f"compiled in {compile_s:.2f} s")
+        resume_gc()  # start-up is over (rl_cli.startup)
 
         def fitness_of(returns: Any, reference: Any) -> Any:
             norm = jnp.nanmean(reference, axis=-1) if req.normalised else None

@@ -8,9 +8,11 @@ from typing import Any
 
 import click
 
-from rl_cli import compile_cache
+from rl_cli import compile_cache, timings
 from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, RunStopped, UserError
 from rl_cli.evaluate import PGX_OPPONENTS
+
+timings.mark("import rl_cli")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -27,6 +29,7 @@ def cli(no_compile_cache: bool) -> None:
     """Pure-JAX reinforcement learning: environment and agent compiled into one program."""
     if not no_compile_cache and compile_cache.enabled_by_env():
         compile_cache.enable()
+    timings.mark("import jax, compile cache")
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -493,6 +496,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: user mistakes become one line on stderr and exit code 2."""
     try:
         cli.main(args=argv, prog_name="rl", standalone_mode=False)
+        timings.report()
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.UsageError as e:  # a wrong option or value: one line, as for any bad input
@@ -520,5 +524,41 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
 
 
+def entry() -> None:
+    """The `rl` console script: `main` with the garbage collector paused through start-up
+    (`rl_cli.startup`), then the process ends at once. What the interpreter's
+    own shutdown would do after that (tearing down every module and JAX's runtime, half a second
+    to seconds) is skipped: `rl` has written and closed everything by then. Other threads that
+    are not daemons are waited for, the `atexit` handlers run (JAX's multi-host shutdown among
+    them) and the standard streams are flushed first. An unexpected exception ends the process
+    as usual, with its traceback."""
+    import atexit
+    import os
+    import threading
+
+    from rl_cli.startup import pause_gc
+
+    pause_gc()  # until the programs are compiled (rl_cli.startup)
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            sys.stderr.write(f"{e.code}\n")
+            code = 1
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 1  # e.g. stdout was a pipe closed by its reader
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    entry()

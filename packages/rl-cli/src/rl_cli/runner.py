@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from rl_cli import timings
 from rl_cli.capacity import check_capacity, check_member_count
 from rl_cli.checkpoint import ResumePoint, check_cadence, checkpointer_for, latest_checkpoint
 from rl_cli.errors import UserError
@@ -77,8 +78,10 @@ def prepare(req: RunRequest) -> Prepared:
         raise UserError(f"--eval-episodes must be >= 0 (0: no evaluation), got "
                         f"{req.eval_episodes}")
     check_output(req.logdir, req.run_name)
+    timings.mark("import rl_algos, rl_envs")
     spec = rl_algos.get(req.algo)
     env = rl_envs.make(req.env, **req.env_kwargs)
+    timings.mark("environment (imports its library)")
     spec.check_env(env)
     preset = req.preset if req.preset is not None else spec.default_preset(
         rl_envs.family(req.env), env.action_space)
@@ -93,6 +96,7 @@ def prepare(req: RunRequest) -> Prepared:
         raise UserError(f"--log-every {req.log_every} must divide the number of updates "
                         f"({algorithm.num_updates}); a resumed run keeps its chunk length, so "
                         "its --total-timesteps must give a multiple of it")
+    timings.mark("config, algorithm")
     return Prepared(spec, env, config, hparams, preset, algorithm, env_kwargs)
 
 
@@ -275,6 +279,7 @@ def execute(req: RunRequest, console: Console | None = None,
                   f"{config_record['parallelism']} · run dir {run_dir}"
                   + (f" · resuming at update {done}/{algo.num_updates}" if point else ""))
 
+    timings.mark("members, capacity check, config.json")
     logger = None
     if run_dir is not None:
         logger = RunLogger(run_dir, names, algo.steps_per_update,
@@ -284,25 +289,38 @@ def execute(req: RunRequest, console: Console | None = None,
     evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
     ckpt = checkpointer_for(run_dir, info, req.checkpoint_every, req.checkpoint_minutes,
                             req.eval_every, evaluator, warn=console.print)
-    with Watchdog(req.watchdog_seconds) as dog:
+    timings.mark("TensorBoard writer, metrics.jsonl open")
+    after = AfterTraining(plots=run_dir is not None, evaluation=(
+        prep.env, algo, keys, hp, req.eval_episodes, req.seed)
+        if req.eval_episodes and main else None)
+    with Watchdog(req.watchdog_seconds) as dog, after:
         try:
             trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
                                     logger=logger, dog=dog, health=health, checkpointer=ckpt,
-                                    progress=req.progress, run_dir=run_dir, start=point)
+                                    progress=req.progress, run_dir=run_dir, start=point,
+                                    on_compiled=after.start)
         except NonFiniteHalt as halt:
             _record_halt(run_dir, logger, req, n, seeds, health, halt)
             raise
         result, run_seconds = trained.result, trained.run_seconds
         dog.beat("saving results")
         agents = final_agents(algo, result.state)
+        timings.mark("final agents")
+        after.join()
+        timings.mark("waiting for the background preparation")
         if logger is not None and run_dir is not None:
             logger.close()
+            timings.mark("TensorBoard writer, metrics.jsonl close")
             save_agents(run_dir / "params.eqx", agents)
+            timings.mark("params.eqx")
             write_curves(run_dir)
+            timings.mark("curves.png")
         greedy = None
         if req.eval_episodes and main:
             dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
-            greedy = final_evaluation(prep.env, algo.policy, agents, req.eval_episodes, req.seed)
+            greedy = final_evaluation(prep.env, algo.policy, agents, req.eval_episodes, req.seed,
+                                      compiled=after.play)
+            timings.mark("final greedy evaluation")
 
     finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
                            np.asarray(result.metrics["episode_count"]))
@@ -326,8 +344,10 @@ def execute(req: RunRequest, console: Console | None = None,
     }
     if run_dir is not None:
         write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+    timings.mark("summary.json")
     console.print(summary_table(names, finals, summary,
                                 {n: h.status for n, h in health.flagged()}))
+    timings.mark("summary table")
     return summary
 
 
@@ -451,14 +471,14 @@ class PeriodicEval:
 
 
 def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
-                     seed: int) -> dict[str, Any]:
+                     seed: int, compiled: Any = None) -> dict[str, Any]:
     """The final agents' greedy evaluation for summary.json: `episodes` whole episodes per
     member on a fresh copy of the training environment, acting through the algorithm's policy
     (what `rl eval` does with the saved agents), beside the training return of the exploring
     behaviour policy."""
     from rl_cli.evaluate import play_episodes
 
-    played = play_episodes(env, policy, agents, episodes, seed)
+    played = play_episodes(env, policy, agents, episodes, seed, compiled=compiled)
     per_member = [mean_ci95(r)[0] for r in played.returns]
     mean, ci = mean_ci95(np.array(per_member))
     return {
@@ -469,6 +489,58 @@ def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
         "greedy_eval_episodes": episodes,
         "greedy_eval_seconds": played.compile_seconds + played.run_seconds,
     }
+
+
+class AfterTraining:
+    """What follows training, prepared in a background thread while the compiled program trains
+    (on CPU its XLA threads leave the host about a core, and the main thread mostly waits for
+    chunks): matplotlib imported and its fonts loaded for curves.png (`plots`), and the final
+    greedy evaluation's program compiled for agents shaped like the run's (`evaluation`). It
+    starts once the training program is compiled (before, it would compete with compiling for
+    the interpreter). `join` waits for it; whatever did not get done or failed there is done in
+    the main thread afterwards, as without it, with the same results. As a context manager it
+    is joined on leaving, also when the run stops early: a thread still inside JAX's C++ code
+    when the interpreter shuts down would abort the process."""
+
+    def __init__(self, plots: bool, evaluation: Any = None):
+        """`evaluation`: `(env, algo, keys, hparams, episodes, seed)` or None."""
+        import threading
+
+        self.plots, self.evaluation = plots, evaluation
+        self.play: Any = None  # `compile_play`'s result for the final agents
+        self._thread = threading.Thread(target=self._run, name="rl-after-training")
+
+    def __enter__(self) -> AfterTraining:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.join()
+
+    def start(self) -> None:
+        if self.plots or self.evaluation is not None:
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            if self.plots:
+                from rl_cli.plots import warm_up
+
+                warm_up()
+            if self.evaluation is not None:
+                import jax
+
+                from rl_cli.evaluate import compile_play
+
+                env, algo, keys, hparams, episodes, seed = self.evaluation
+                carry = jax.eval_shape(jax.vmap(algo.init), keys, hparams)
+                agents = jax.eval_shape(lambda c: final_agents(algo, c), carry)
+                self.play = compile_play(env, algo.policy, agents, episodes, seed)
+        except Exception:  # noqa: BLE001 - done again in the main thread, where errors show
+            pass
 
 
 def _record_halt(run_dir: Path | None, logger: Any, req: RunRequest, n: int, seeds: list[int],

@@ -15,8 +15,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rl_cli import timings
 from rl_cli.errors import UserError
 from rl_cli.reporting import summarise_chunk
+from rl_cli.startup import resume_gc
 
 MAX_NAME_LENGTH = 200  # leaves room for the `-N` suffix within the usual 255-byte file names
 
@@ -148,7 +150,7 @@ class Trained(NamedTuple):
 def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, console: Any,
                   logger: Any, dog: Any, health: Any, checkpointer: Any, progress: bool,
                   run_dir: Path | None, start: Any = None, what: str = "training program",
-                  ) -> Trained:
+                  on_compiled: Callable[[], None] | None = None) -> Trained:
     """The chunk loop every training command shares (`rl run`, `rl sweep`, `rl resume`): compiles
     the members' program (timed apart), then runs its chunks from the start or from `start` (a
     checkpoint's `MembersState`) with the progress bar, the per-chunk observer (logging, health,
@@ -170,6 +172,10 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
     with console.status(f"compiling the {what}…", spinner="dots"):
         compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
     console.print(f"compiled in {compiled.compile_seconds:.2f} s")
+    timings.mark("compile (or load from the cache)")
+    resume_gc()  # start-up is over (rl_cli.startup)
+    if on_compiled is not None:
+        on_compiled()
     done = 0 if start is None else start.updates_done
     dog.beat(f"running chunk {done // chunk_len + 1}/{compiled.num_chunks} of {chunk_len} "
              "updates")
@@ -194,4 +200,5 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
                              stop.exit_code) from None
         jax.block_until_ready(result.state)
         run_seconds = time.perf_counter() - t0
+        timings.mark("training")
     return Trained(result, compiled.compile_seconds, run_seconds, checkpointer.last_path)

@@ -28,16 +28,17 @@ def _finite(values: np.ndarray) -> np.ndarray:
 
 def mean_ci95(values: np.ndarray) -> tuple[float, float]:
     """Mean of the finite values and the half-width of its two-sided 95% confidence interval
-    (Student t with n − 1 degrees of freedom, `scipy.stats.t.ppf(0.975, n − 1)`; 0 for one
-    value, NaN for none)."""
+    (Student t with n − 1 degrees of freedom: the quantile `scipy.special.stdtrit(n − 1, 0.975)`,
+    the same number as `scipy.stats.t.ppf(0.975, n − 1)` from the light `scipy.special` instead
+    of `scipy.stats`, about a second to import; 0 for one value, NaN for none)."""
     v = _finite(values)
     if v.size == 0:
         return math.nan, math.nan
     if v.size == 1:
         return float(v[0]), 0.0
-    from scipy import stats
+    from scipy import special
 
-    t = float(stats.t.ppf(0.975, v.size - 1))
+    t = float(special.stdtrit(v.size - 1, 0.975))
     return float(v.mean()), float(t * v.std(ddof=1) / math.sqrt(v.size))
 
 

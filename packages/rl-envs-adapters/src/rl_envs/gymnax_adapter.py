@@ -14,7 +14,12 @@ Observations are cast to float32 (MinAtar gives bool planes), rewards to float32
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+import importlib.util
+import sys
+import types
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import jax
@@ -82,11 +87,83 @@ def _observation_space(space: Any, shape: tuple[int, ...], bounded: bool) -> Box
     return Box(low, high, shape, jnp.float32)
 
 
+# Imported by gymnax's environment modules at their top but used only in their `render` methods
+# (Pong, Catch, the mazes, PointRobot): seaborn pulls pandas and scipy.stats, pyplot its backend
+# machinery, together seconds of a run's start-up that a run never uses.
+_RENDER_ONLY_MODULES = ("seaborn", "matplotlib.pyplot")
+
+
+class _Deferred(types.ModuleType):
+    """Stands in for the module `name` while gymnax is imported: the first use of one of its
+    attributes (`plt.subplots`, `sns.color_palette`) imports the real module and every use is
+    delegated to it, so gymnax's render code works unchanged. Dunder names (`__spec__`,
+    `__path__`, `__file__`, which the import machinery and introspection probe) do not import:
+    they are the stand-in's own (`__spec__` is None) or missing until the real module is loaded."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        object.__setattr__(self, "_real", None)
+
+    def _load(self) -> types.ModuleType:
+        real = object.__getattribute__(self, "_real")
+        if real is None:
+            if sys.modules.get(self.__name__) is self:  # still inside `_deferring`
+                del sys.modules[self.__name__]
+            real = importlib.import_module(self.__name__)
+            object.__setattr__(self, "_real", real)
+        return real
+
+    def __getattr__(self, attr: str) -> Any:
+        real = object.__getattribute__(self, "_real")
+        if attr.startswith("__") and attr.endswith("__") and real is None:
+            raise AttributeError(attr)
+        return getattr(self._load(), attr)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        if attr.startswith("__") and attr.endswith("__"):
+            object.__setattr__(self, attr, value)
+        else:
+            setattr(self._load(), attr, value)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._load())
+
+    def __repr__(self) -> str:
+        return f"<deferred module {self.__name__!r}>"
+
+
+@contextmanager
+def _deferring(names: Sequence[str]) -> Iterator[None]:
+    """Puts a `_Deferred` stand-in in `sys.modules` for each module of `names` that is installed
+    and not imported yet, and takes out those still there on leaving: modules imported inside
+    get the stand-in, every later import the real module."""
+    placed = {}
+    for name in names:
+        top = name.partition(".")[0]
+        if name not in sys.modules and importlib.util.find_spec(top) is not None:
+            placed[name] = sys.modules[name] = _Deferred(name)
+    try:
+        yield
+    finally:
+        for name, stand_in in placed.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
+
+
+def _import_gymnax() -> types.ModuleType:
+    """gymnax, without importing the modules only its renderers use (`_RENDER_ONLY_MODULES`)."""
+    if "gymnax" in sys.modules:
+        return sys.modules["gymnax"]
+    with _deferring(_RENDER_ONLY_MODULES):
+        import gymnax
+    return gymnax
+
+
 class GymnaxEnv:
     """One gymnax environment with fixed `EnvParams` (keyword overrides at construction)."""
 
     def __init__(self, name: str, **params: Any):
-        import gymnax
+        gymnax = _import_gymnax()
 
         self.name = name
         self.family = FAMILY[name]

@@ -1,0 +1,57 @@
+"""`rl run` prepares what follows training while it trains (`runner.AfterTraining`): the final
+greedy evaluation's program compiled for agents shaped like the run's gives exactly the
+evaluation compiled afterwards, a program that does not fit the agents is replaced, and
+curves.png's imports and fonts are warmed up."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+import rl_algos
+import rl_envs
+from rl_algos.common import hparams_as_arrays
+from rl_cli.evaluate import compile_play
+from rl_cli.runner import AfterTraining, final_agents, final_evaluation, member_keys
+
+
+def _setup(members: int):
+    spec = rl_algos.get("ppo")
+    s_kw, h_kw = spec.presets["classic_control"]
+    env = rl_envs.make("gymnax/CartPole-v1")
+    algo = spec.make_algorithm(env, spec.config_cls(**{**s_kw, "total_timesteps": 2048}))
+    keys = member_keys(list(range(members)))
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (members, *x.shape)),
+                      hparams_as_arrays(spec.hparams_cls(**h_kw)))
+    agents = final_agents(algo, jax.jit(jax.vmap(algo.init))(keys, hp))
+    return env, algo, keys, hp, agents
+
+
+def test_evaluation_compiled_in_the_background_is_the_same_evaluation() -> None:
+    env, algo, keys, hp, agents = _setup(2)
+    after = AfterTraining(plots=True, evaluation=(env, algo, keys, hp, 3, 7))
+    after.start()
+    after.join()
+    assert after.play is not None
+    ahead = final_evaluation(env, algo.policy, agents, 3, 7, compiled=after.play)
+    here = final_evaluation(env, algo.policy, agents, 3, 7)
+    for key in ("greedy_eval_return_per_member", "greedy_eval_mean", "greedy_eval_ci95"):
+        assert ahead[key] == here[key], key
+
+
+def test_a_program_that_does_not_fit_the_agents_is_replaced() -> None:
+    env, algo, _, _, agents = _setup(2)
+    _, _, _, _, three = _setup(3)
+    wrong = compile_play(env, algo.policy, three, 3, 7)  # for 3 members, not 2
+    replaced = final_evaluation(env, algo.policy, agents, 3, 7, compiled=wrong)
+    here = final_evaluation(env, algo.policy, agents, 3, 7)
+    assert len(replaced["greedy_eval_return_per_member"]) == 2
+    for key in ("greedy_eval_return_per_member", "greedy_eval_mean", "greedy_eval_ci95"):
+        assert replaced[key] == here[key], key
+
+
+def test_nothing_to_prepare_starts_no_thread() -> None:
+    after = AfterTraining(plots=False, evaluation=None)
+    after.start()
+    after.join()
+    assert after.play is None and not after._thread.is_alive()
