@@ -202,6 +202,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3 import SAC
 from stable_baselines3.common.evaluation import evaluate_policy
+from stable_baselines3.common.vec_env import DummyVecEnv
 
 hp, steps, n_eval = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 t0 = time.perf_counter()
@@ -220,8 +221,9 @@ model.learn(total_timesteps=steps)
 run, cpu = time.perf_counter() - t0, time.process_time() - c0
 # Episodes (200 steps each) that ended in the last 5% of steps, as ours' final return.
 rets = [ep["r"] for ep in model.ep_info_buffer][-max(1, round(0.05 * steps / 200)):]
-greedy, _ = evaluate_policy(model, gym.make("Pendulum-v1"), n_eval_episodes=n_eval,
-                            deterministic=True)
+eval_env = DummyVecEnv([lambda: gym.make("Pendulum-v1")])
+eval_env.seed(1)  # the evaluation's start states fixed, as the greedy returns of the others
+greedy, _ = evaluate_policy(model, eval_env, n_eval_episodes=n_eval, deterministic=True)
 print("SB3RESULT " + json.dumps(dict(setup=setup, run=run, cpu=cpu, steps=steps,
       train=float(np.mean(rets)) if rets else float("nan"), greedy=float(greedy),
       torch=torch.__version__)))
