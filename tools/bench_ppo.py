@@ -1,20 +1,22 @@
-"""PPO throughput against rejax (an established JAX PPO from the package registry).
+"""PPO throughput against the PureJaxRL-style single-file PPO and rejax, in one process.
 
-Both train CartPole-v1 with identical hyperparameters (4 envs x 128 steps, 4 epochs x 4
-minibatches, gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.5e-4,
-two tanh layers of 64), in this one process, for 1 seed and for 64 vmapped seeds. Compile time and
-run time are measured apart (`jit(...).lower(...).compile()`, then the compiled call until
-`block_until_ready`; the process CPU time of the call is reported beside its wall time, since on
-a shared machine wall time also counts waiting for a core); both are timed the same way, ours
-through `make_train` + `jit(vmap(train))` (not the CLI), and rejax's periodic evaluation is
-switched off so that both time training only. Returns: ours, the mean return of the episodes
-that ended in the last 5% of updates; rejax, its final policy over 64 evaluation episodes.
-The last column counts the HLO operations executed per update per seed (`executed_ops`), a
-measure of work that the machine's load does not blur. Known differences that remain: rejax
-clips gradients element-wise and keeps a constant learning rate with two optimisers (actor,
-critic); we clip by global norm and anneal the learning rate.
+All three train CartPole-v1 at PureJaxRL's config (4 envs x 128 steps, 4 epochs x 4 minibatches,
+gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.5e-4, two tanh
+layers of 64), for 1 seed and for 16 vmapped seeds (`--seeds`). "purejaxrl" is
+`tools/purejaxrl_ppo_repro.py` (flax + distrax + optax + gymnax, written after PureJaxRL's
+`ppo.py`), "rejax" is rejax's PPO from the package registry with its periodic evaluation off, and
+ours is `make_train` + `jit(vmap(train))` (not the CLI). Compile time and run time are measured
+apart (`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`; the
+process CPU time of the call is reported beside its wall time); the programs run in interleaved
+repeats and the ratios are medians of the paired per-repeat ratios. Returns: ours and
+PureJaxRL-style, the mean return of the training episodes that ended in the last 5% of updates;
+rejax, its final policy over 64 evaluation episodes. The last column counts the HLO operations
+executed per update per seed (`executed_ops`), a measure of work that the machine's load does not
+blur. Known differences: rejax clips gradients element-wise and keeps a constant learning rate
+with two optimisers (actor, critic); we and PureJaxRL clip by global norm and anneal the learning
+rate; we also compute the value of every true next observation (truncated episodes bootstrap).
 
-    uv run --group bench python tools/bench_ppo.py [--timesteps 500000] [--seeds 1,64]
+    taskset -c 0 uv run --group bench python tools/bench_ppo.py [--seeds 1,16] [--peers purejaxrl]
 """
 
 from __future__ import annotations

@@ -253,7 +253,8 @@ def quote(suite: str, rows: dict[str, Any]) -> list[str]:
              "| --- | --- | ---: | ---: | --- | ---: | --- |"]
     for r in rows["rows"]:
         g, t = r["greedy"], r["training"]
-        lines.append(f"| {_algo_cell(r, meta)} | {r['env']} | {r['steps_per_seed']:,} | {r['seeds']} | "
+        lines.append(f"| {_algo_cell(r, meta)} | {r['env']} | {r['steps_per_seed']:,} | "
+                     f"{r['seeds']} | "
                      f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] | "
                      f"{_num(g['min'])} | "
                      f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] |")
