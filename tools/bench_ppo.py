@@ -1,20 +1,22 @@
-"""PPO throughput against rejax (an established JAX PPO from the package registry).
+"""PPO throughput against the PureJaxRL-style single-file PPO and rejax, in one process.
 
-Both train CartPole-v1 with identical hyperparameters (4 envs x 128 steps, 4 epochs x 4
-minibatches, gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.5e-4,
-two tanh layers of 64), in this one process, for 1 seed and for 64 vmapped seeds. Compile time and
-run time are measured apart (`jit(...).lower(...).compile()`, then the compiled call until
-`block_until_ready`; the process CPU time of the call is reported beside its wall time, since on
-a shared machine wall time also counts waiting for a core); both are timed the same way, ours
-through `make_train` + `jit(vmap(train))` (not the CLI), and rejax's periodic evaluation is
-switched off so that both time training only. Returns: ours, the mean return of the episodes
-that ended in the last 5% of updates; rejax, its final policy over 64 evaluation episodes.
-The last column counts the HLO operations executed per update per seed (`executed_ops`), a
-measure of work that the machine's load does not blur. Known differences that remain: rejax
-clips gradients element-wise and keeps a constant learning rate with two optimisers (actor,
-critic); we clip by global norm and anneal the learning rate.
+All three train CartPole-v1 at PureJaxRL's config (4 envs x 128 steps, 4 epochs x 4 minibatches,
+gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.5e-4, two tanh
+layers of 64), for 1 seed and for 16 vmapped seeds (`--seeds`). "purejaxrl" is
+`tools/purejaxrl_ppo_repro.py` (flax + distrax + optax + gymnax, written after PureJaxRL's
+`ppo.py`), "rejax" is rejax's PPO from the package registry with its periodic evaluation off, and
+ours is `make_train` + `jit(vmap(train))` (not the CLI). Compile time and run time are measured
+apart (`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`; the
+process CPU time of the call is reported beside its wall time); the programs run in interleaved
+repeats and the ratios are medians of the paired per-repeat ratios. Returns: ours and
+PureJaxRL-style, the mean return of the training episodes that ended in the last 5% of updates;
+rejax, its final policy over 64 evaluation episodes. The last column counts the HLO operations
+executed per update per seed (`executed_ops`), a measure of work that the machine's load does not
+blur. Known differences: rejax clips gradients element-wise and keeps a constant learning rate
+with two optimisers (actor, critic); we and PureJaxRL clip by global norm and anneal the learning
+rate; we also compute the value of every true next observation (truncated episodes bootstrap).
 
-    uv run --group bench python tools/bench_ppo.py [--timesteps 500000] [--seeds 1,64]
+    taskset -c 0 uv run --group bench python tools/bench_ppo.py [--seeds 1,16] [--peers purejaxrl]
 """
 
 from __future__ import annotations
@@ -110,6 +112,36 @@ def rejax_ppo(timesteps: int, n: int):
 _NOT_RUN = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
 
 
+def purejaxrl_ppo(timesteps: int, n: int):
+    """The PureJaxRL-style single-file PPO (`tools/purejaxrl_ppo_repro.py`: flax + distrax +
+    optax, as PureJaxRL's `ppo.py`), its own `jit(vmap(make_train(config)))` program."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import purejaxrl_ppo_repro as pj
+
+    config = dict(LR=HP["lr"], NUM_ENVS=HP["num_envs"], NUM_STEPS=HP["num_steps"],
+                  TOTAL_TIMESTEPS=timesteps, UPDATE_EPOCHS=HP["num_epochs"],
+                  NUM_MINIBATCHES=HP["num_minibatches"], GAMMA=HP["gamma"],
+                  GAE_LAMBDA=HP["gae_lambda"], CLIP_EPS=HP["clip_eps"], ENT_COEF=HP["ent_coef"],
+                  VF_COEF=HP["vf_coef"], MAX_GRAD_NORM=HP["max_grad_norm"],
+                  SEQ_ORTHOGONAL=True)  # its initialisers' QRs one seed at a time, as ours
+    fn = jax.jit(jax.vmap(pj.make_train(config)))
+    args = (jax.random.split(jax.random.PRNGKey(0), n),)
+
+    def final_return(out):
+        from rl_core import final_return as definition
+
+        ret_sum, count = (np.asarray(x) for x in out["metrics"])
+        return float(np.nanmean(definition(ret_sum, count)))
+
+    return fn, args, final_return
+
+
+PEERS = {"purejaxrl": purejaxrl_ppo, "rejax": rejax_ppo}
+
+
 def executed_ops(hlo_text: str) -> int:
     """HLO instructions one call executes, from the optimised HLO, each `while` body counted its
     known trip count of times: a noise-free measure of the work of a program made of many tiny
@@ -166,20 +198,26 @@ def run_timed(compiled, args):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timesteps", type=int, default=500_000)
-    ap.add_argument("--seeds", default="1,64")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seeds", default="1,16")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--peers", default="purejaxrl,rejax",
+                    help=f"comma-separated, from {sorted(PEERS)}")
     a = ap.parse_args()
+    peers = [p for p in a.peers.split(",") if p]
+    unknown = sorted(set(peers) - set(PEERS))
+    if unknown:
+        ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(sorted(PEERS))}")
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, "
           f"CartPole-v1, {a.timesteps:,} steps per seed; run times are medians over "
-          f"{a.repeats} interleaved repeats (ours, rejax, ours, ...)")
-    print(f"{'seeds':>5} {'impl':>6} {'compile s':>10} {'run s':>8} {'cpu s':>8} {'steps/s':>12} "
-          f"{'return':>7} {'ops/update':>11}")
-    impls = (("ours", ours), ("rejax", rejax_ppo))
+          f"{a.repeats} interleaved repeats (ours, {', '.join(peers)}, ours, ...)")
+    print(f"{'seeds':>5} {'impl':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
+          f"{'steps/s':>12} {'return':>7} {'ops/update':>11}")
+    impls = (("ours", ours), *((p, PEERS[p]) for p in peers))
     for n in [int(s) for s in a.seeds.split(",")]:
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls}
         runs: dict[str, list] = {name: [] for name in progs}
         outs = {}
-        # Interleaved, so that a change of load on a shared machine hits both alike.
+        # Interleaved, so that a change of load on a shared machine hits all alike.
         for _ in range(a.repeats):
             for name, (compiled, args, _, _) in progs.items():
                 outs[name], wall, cpu = run_timed(compiled, args)
@@ -190,14 +228,17 @@ def main() -> None:
             wall = float(np.median([r[0] for r in runs[name]]))
             cpu = float(np.median([r[1] for r in runs[name]]))
             res[name] = dict(compile=compile_s, run=wall, cpu=cpu)
-            print(f"{n:>5} {name:>6} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
+            print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)
-        paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs["rejax"], strict=True)]
-        print(f"{n:>5} ratio  ours/rejax: run {res['ours']['run'] / res['rejax']['run']:.2f}x "
-              f"(paired per repeat {', '.join(f'{p:.2f}' for p in paired)}), "
-              f"cpu {res['ours']['cpu'] / res['rejax']['cpu']:.2f}x, "
-              f"compile {res['ours']['compile'] / res['rejax']['compile']:.2f}x", flush=True)
+        for peer in peers:
+            paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs[peer], strict=True)]
+            print(f"{n:>5} ours/{peer}: run, median of paired ratios "
+                  f"{float(np.median(paired)):.3f}x (per repeat "
+                  f"{', '.join(f'{p:.3f}' for p in paired)}); ratio of medians "
+                  f"{res['ours']['run'] / res[peer]['run']:.3f}x; "
+                  f"cpu {res['ours']['cpu'] / res[peer]['cpu']:.2f}x; "
+                  f"compile {res['ours']['compile'] / res[peer]['compile']:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

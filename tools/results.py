@@ -13,6 +13,7 @@ document always says which commit each row comes from.
 
     uv run python tools/results.py --suite classic --seeds 8
     uv run python tools/results.py --suite minatar --seeds 4
+    uv run python tools/results.py --suite classic --seeds 8 --only qlearning   # rerun rows
     uv run python tools/results.py --list
 """
 
@@ -225,13 +226,21 @@ def write_doc(store: dict[str, Any]) -> None:
             g, t = r["greedy"], r["training"]
             task = r["env"] + "".join(f" {k}={v}" for k, v in r["env_kwargs"].items())
             lines.append(
-                f"| {r['algo']} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
+                f"| {_algo_cell(r, meta)} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
                 f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] "
                 f"({r['eval_episodes']} ep.) | {_num(g['min'])} | "
                 f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] | "
                 f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | {r['reference']} |")
         lines += ["", f"![{suite}: per-seed returns](figures/{figure_path(suite).name})", ""]
     DOC.write_text("\n".join(lines))
+
+
+def _algo_cell(row: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The algorithm's name, with the commit it was rerun at when that is not the suite's
+    (`--only`)."""
+    if row.get("commit", meta["commit"]) == meta["commit"]:
+        return row["algo"]
+    return f"{row['algo']} (rerun at `{row['commit']}`, {row['date']})"
 
 
 def quote(suite: str, rows: dict[str, Any]) -> list[str]:
@@ -244,7 +253,8 @@ def quote(suite: str, rows: dict[str, Any]) -> list[str]:
              "| --- | --- | ---: | ---: | --- | ---: | --- |"]
     for r in rows["rows"]:
         g, t = r["greedy"], r["training"]
-        lines.append(f"| {r['algo']} | {r['env']} | {r['steps_per_seed']:,} | {r['seeds']} | "
+        lines.append(f"| {_algo_cell(r, meta)} | {r['env']} | {r['steps_per_seed']:,} | "
+                     f"{r['seeds']} | "
                      f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] | "
                      f"{_num(g['min'])} | "
                      f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] |")
@@ -276,6 +286,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", choices=sorted(SUITES))
     parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--only", default="",
+                        help="comma-separated algorithms: rerun only the suite's rows of these "
+                             "(after a change that can move only their results), keep the rest")
     parser.add_argument("--list", action="store_true", help="print the suites and exit")
     parser.add_argument("--render", action="store_true",
                         help="rewrite docs/results.md and the quoting documents from "
@@ -291,18 +304,33 @@ def main() -> None:
             print(name + ": " + ", ".join(f"{t.algo} {t.env}" for t in tasks))
         return
     store = json.loads(STORE.read_text()) if STORE.is_file() else {}
+    only = {a for a in args.only.split(",") if a}
+    tasks = [t for t in SUITES[args.suite] if not only or t.algo in only]
+    if only and not tasks:
+        parser.error(f"--only {args.only}: no row of suite '{args.suite}' has that algorithm; "
+                     f"its algorithms: {', '.join(sorted({t.algo for t in SUITES[args.suite]}))}")
+    if only and (args.suite not in store or store[args.suite]["meta"]["seeds"] != args.seeds):
+        parser.error(f"--only reruns rows of an existing report of suite '{args.suite}' with the "
+                     f"same --seeds; run the whole suite first")
     rev, t0, rows = commit(), time.perf_counter(), []
     with tempfile.TemporaryDirectory(prefix="rl-results-") as logdir:
-        for task in SUITES[args.suite]:
+        for task in tasks:
             print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
             row = run_task(task, args.seeds, Path(logdir))
             print(f"  greedy IQM {_num(row['greedy']['iqm'])} {row['greedy']['ci95']}, "
                   f"worst {_num(row['greedy']['min'])}; {row['wall_seconds']:.0f} s",
                   file=sys.stderr, flush=True)
             rows.append(row)
-    store[args.suite] = {"meta": {"commit": rev, "seeds": args.seeds,
-                                  "date": time.strftime("%Y-%m-%d"),
-                                  "wall_seconds": time.perf_counter() - t0}, "rows": rows}
+    if only:  # replace those rows in place; each records the commit and date it was rerun at
+        fresh = {(r["algo"], r["env"]): {**r, "commit": rev, "date": time.strftime("%Y-%m-%d")}
+                 for r in rows}
+        old = store[args.suite]["rows"]
+        store[args.suite]["rows"] = [fresh.pop((r["algo"], r["env"]), r) for r in old]
+        store[args.suite]["rows"] += list(fresh.values())
+    else:
+        store[args.suite] = {"meta": {"commit": rev, "seeds": args.seeds,
+                                      "date": time.strftime("%Y-%m-%d"),
+                                      "wall_seconds": time.perf_counter() - t0}, "rows": rows}
     STORE.write_text(json.dumps(store, indent=1))
     write_doc(store)
     write_quotes(store)
