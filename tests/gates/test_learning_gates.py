@@ -53,7 +53,7 @@ class Gate:
 
 
 GATES = [
-    # The README's first command; 64 seeds average 499.8 (docs/benchmarks.md). "Solved": 475.
+    # The README's first command (docs/results.md: greedy 500 on every seed). "Solved": 475.
     Gate("ppo-cartpole", "ppo", "gymnax/CartPole-v1", 8, 499_712, 475.0, EVERY_SEED,
          "README quickstart; packages/rl-algos/tests/test_ppo_learning.py: solves every seed"),
     Gate("dpo-cartpole", "dpo", "gymnax/CartPole-v1", 8, 499_712, 475.0, EVERY_SEED,

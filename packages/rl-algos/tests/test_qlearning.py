@@ -58,16 +58,22 @@ def test_epsilon_greedy_breaks_ties_uniformly_and_explores() -> None:
 
 
 def test_hash_words_are_uniform_and_independent_across_items() -> None:
-    base = jax.random.bits(jax.random.PRNGKey(3), (2,), jnp.uint32)
-    w = np.asarray(hash_words(base, 100_000))
-    assert w.shape == (2, 100_000) and w.dtype == np.uint32
-    # Each of the 32 bits is set about half the time, in both words.
+    base = jax.random.bits(jax.random.PRNGKey(3), (), jnp.uint32)
+    w = np.asarray(hash_words(base, 4, 100_000))  # the update's layout: 4 roles x (T * n)
+    assert w.shape == (4, 100_000) and w.dtype == np.uint32
+    # No word repeats another (distinct counters through a bijective hash): no role's stream is
+    # a shifted copy of another's.
+    assert np.unique(w).size == w.size
+    # Each of the 32 bits is set about half the time, in every role.
     bit_means = ((w[..., None] >> np.arange(32, dtype=np.uint32)) & 1).mean(axis=1)
     np.testing.assert_allclose(bit_means, 0.5, atol=0.01)
-    # Consecutive items and the two words are uncorrelated.
+    # Consecutive items, items one step apart (n = 1,000 environments) and the roles are
+    # uncorrelated.
     u = w.astype(np.float64) / 2**32
-    assert abs(np.corrcoef(u[0, :-1], u[0, 1:])[0, 1]) < 0.02
-    assert abs(np.corrcoef(u[0], u[1])[0, 1]) < 0.02
+    for lag in (1, 1_000):
+        assert abs(np.corrcoef(u[0, :-lag], u[0, lag:])[0, 1]) < 0.02
+    for r in range(1, 4):
+        assert abs(np.corrcoef(u[0], u[r])[0, 1]) < 0.02
     # Mod 4 (the exploratory action of a 4-action agent) is uniform.
     np.testing.assert_allclose(np.bincount(w[1] % 4) / 100_000, 0.25, atol=0.01)
 

@@ -4,8 +4,9 @@ on CPU.
 `jax.random.permutation(key, n)` sorts `arange(n)` by random 32-bit keys with a stable two-operand
 sort (`lax.sort_key_val`), once per round (one round up to n = 1,625, two up to 2^16). XLA's CPU
 backend sorts a single uint32 operand about 6x faster than a key-value pair (64 x 512 under
-`vmap`: 0.6 ms against 3.7 ms), and PPO draws one permutation per epoch: on CartPole with 64
-vmapped seeds, leaving the shuffle out made the whole run ~11% faster (docs/benchmarks.md).
+`vmap`: 0.6 ms against 3.7 ms), and PPO draws one permutation per epoch: on CartPole the shuffle
+(these sorts and the minibatch gathers) is 4% of an update at one seed and 6% at 16 vmapped
+seeds (docs/benchmarks.md, the PPO breakdown).
 `permutation` below produces the same permutation bit for bit from the same key (same rounds,
 same random bits, same tie order) with two single-operand sorts per round, so switching to it
 changes no result.
