@@ -232,8 +232,7 @@ def run_timed(compiled: Any, args: tuple) -> tuple[float, Any]:
 def settle() -> None:
     """Lets the last run's released buffers be freed before the next timed run: the article's
     output holds every step's Q-table (4.6 GB for 30 agents), and freeing it while the next
-    program ran slowed that program by up to 1.7x (0.69-0.72 s against 0.42 s for ours, pinned
-    to one core)."""
+    program ran slowed that program by up to 1.7x (measured on ours, pinned to one core)."""
     gc.collect()
     time.sleep(1.0)
 
