@@ -58,7 +58,7 @@ def test_epsilon_greedy_breaks_ties_uniformly_and_explores() -> None:
 
 
 def test_hash_words_are_uniform_and_independent_across_items() -> None:
-    base = jax.random.bits(jax.random.PRNGKey(3), (), jnp.uint32)
+    base = jax.random.bits(jax.random.PRNGKey(3), (2,), jnp.uint32)
     w = np.asarray(hash_words(base, 4, 100_000))  # the update's layout: 4 roles x (T * n)
     assert w.shape == (4, 100_000) and w.dtype == np.uint32
     # No word repeats another (distinct counters through a bijective hash): no role's stream is
@@ -76,6 +76,24 @@ def test_hash_words_are_uniform_and_independent_across_items() -> None:
         assert abs(np.corrcoef(u[0], u[r])[0, 1]) < 0.02
     # Mod 4 (the exploratory action of a 4-action agent) is uniform.
     np.testing.assert_allclose(np.bincount(w[1] % 4) / 100_000, 0.25, atol=0.01)
+
+
+def test_hash_words_of_calls_with_overlapping_counters_are_unrelated() -> None:
+    """Two calls whose first words put their counters 1,000 apart (an overlap that happens
+    among the many updates of many agents): with the same second word the later call's words
+    are the earlier's shifted by 1,000 places; with different second words (what two threefry
+    draws give) the shifted streams share no word in place and are uncorrelated."""
+    golden = np.uint32(0x9E3779B9)
+    a, b = np.uint32(123_456_789), np.uint32(987_654_321)
+    shifted = np.uint32((int(a) + 1_000 * int(golden)) % 2**32)
+    w1 = np.asarray(hash_words(jnp.array([a, b]), 1, 20_000))[0]
+    same_key = np.asarray(hash_words(jnp.array([shifted, b]), 1, 20_000))[0]
+    np.testing.assert_array_equal(same_key[:-1_000], w1[1_000:])  # the mechanism
+    other_key = np.asarray(hash_words(jnp.array([shifted, b ^ np.uint32(1)]), 1, 20_000))[0]
+    assert not np.any(other_key[:-1_000] == w1[1_000:])
+    u1, u2 = w1[1_000:].astype(np.float64), other_key[:-1_000].astype(np.float64)
+    assert abs(np.corrcoef(u1, u2)[0, 1]) < 0.03
+    assert 0.48 < np.mean((w1[1_000:] >> 31) == (other_key[:-1_000] >> 31)) < 0.52
 
 
 def test_qlearning_refuses_continuous_observations() -> None:

@@ -13,7 +13,7 @@ Q-learning); when several environments update the same (s, a) in one step, one o
 is applied (with a deterministic environment they are identical).
 
 Speed (every op of a step is over the `num_envs` environments at once, and agents are vmapped):
-one threefry word per update of an agent is spread over its steps and environments by an
+two threefry words per update of an agent are spread over its steps and environments by an
 integer hash (`hash_words`) into the two words of the ε-greedy choice and the key of each
 environment's reset; the choice itself is fused arithmetic (no table lookup); the update is two
 row gathers and one scatter, which under `vmap` over agents index the agents' tables flattened
@@ -60,22 +60,32 @@ _GOLDEN = np.uint32(0x9E3779B9)
 EVAL_EPSILON = 0.05
 
 
-def hash_words(base: jax.Array, rows: int, n: int) -> jax.Array:
-    """`[rows, n]` uint32 random words from one threefry word `base` (uint32 `[]`): word `i` of
-    row `r` is lowbias32(base + (r·n + i)·φ), a Weyl sequence through Wellons's "lowbias32"
-    integer hash (full avalanche, 7 integer ops per word instead of ~60 for a threefry word).
-    Every (row, item) has its own counter (φ is odd, so the `rows·n < 2^32` counters are distinct
-    mod 2^32) and the hash is a bijection, so no word of a call repeats another, nor is one row
-    a shifted copy of another. `base` is fresh from `jax.random` at every call, so the stream is
-    as reproducible and as independent across agents as the keys it comes from (two calls'
-    counter ranges overlap with probability about `2·rows·n / 2^32`)."""
-    count = jnp.arange(rows * n, dtype=jnp.uint32).reshape(rows, n)
-    x = base + count * _GOLDEN
+def _lowbias32(x: jax.Array) -> jax.Array:
+    """Wellons's "lowbias32" integer hash of uint32 `x` (full avalanche; a bijection)."""
     x = x ^ (x >> 16)
     x = x * np.uint32(0x7FEB352D)
     x = x ^ (x >> 15)
     x = x * np.uint32(0x846CA68B)
     return x ^ (x >> 16)
+
+
+def hash_words(base: jax.Array, rows: int, n: int) -> jax.Array:
+    """`[rows, n]` uint32 random words from two threefry words `base` (uint32 `[2]`): word `i` of
+    row `r` is lowbias32(lowbias32(base[0] + (r·n + i)·φ) + base[1]), a Weyl sequence through
+    Wellons's "lowbias32" integer hash (14 integer ops per word instead of ~60 for a threefry
+    word), keyed a second time by `base[1]`.
+
+    Within a call every (row, item) has its own counter (φ is odd, so the `rows·n < 2^32`
+    counters are distinct mod 2^32) and every step is a bijection, so no word repeats another,
+    nor is one row a shifted copy of another. `base` is fresh from `jax.random` at every call,
+    so the stream is as reproducible and as independent across agents as the keys it comes
+    from. The second key is what keeps calls apart: two calls' counter ranges overlap with
+    probability about `2·rows·n / 2^32` (with one key, their words would then be shifted copies
+    of each other); among the thousands of updates of many vmapped agents that happens (about
+    4 pairs in a 30-agent run of 16 x 125-step updates), and the second hash makes two such
+    calls' words unrelated unless their second words are equal too (2^-32)."""
+    count = jnp.arange(rows * n, dtype=jnp.uint32).reshape(rows, n)
+    return _lowbias32(_lowbias32(base[0] + count * _GOLDEN) + base[1])
 
 
 def epsilon_greedy(q: jax.Array, bits: jax.Array, epsilon: jax.Array | float) -> jax.Array:
@@ -211,7 +221,7 @@ def make_policy(env: Any, config: QLearningConfig) -> Policy:
         return action, {"q_obs": q_obs}
 
     def noise(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-        return hash_words(jax.random.bits(key, (), jnp.uint32), 2, math.prod(shape))
+        return hash_words(jax.random.bits(key, (2,), jnp.uint32), 2, math.prod(shape))
 
     like = Agent(jax.ShapeDtypeStruct((num_states, num_actions), jnp.float32))
     return Policy(like, act, noise)
@@ -248,7 +258,7 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
     `vmap`) and starts a new episode inline when one ends, with the semantics of rl-core's
     `AutoReset` + `EpisodeStatistics` (the update bootstraps from the true next state; the next
     action is chosen in the reset state) but without their per-step key splitting: each update
-    draws one threefry word, spread over its steps and environments by `hash_words`, for the
+    draws two threefry words, spread over its steps and environments by `hash_words`, for the
     agent's ε-greedy choices and for the keys of the environments' resets; the environments'
     step keys come from one key split (unused, and so compiled away, when the environment is
     deterministic).
@@ -275,18 +285,18 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
         return RunnerState(TrainState(q_table, None, jnp.zeros((), jnp.int32)), envs, ts, k_run)
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
-        # Every random number of the update is drawn here, before the step loop: one threefry
-        # word for the whole update, spread over its steps and environments by `hash_words`
+        # Every random number of the update is drawn here, before the step loop: two threefry
+        # words for the whole update, spread over its steps and environments by `hash_words`
         # (per step and environment: two words for the ε-greedy choice, two for the key of the
         # environment's reset), and the environments' step keys from one split (drawn only
         # when the environment reads them). The resets of all steps are computed here too
         # (where an episode ends, the step takes its environment's entry). Inside the loop a
         # step is then only table look-ups and arithmetic. (On the CPU a threefry call costs
-        # about 10 ns per word, the hash under 1 ns: with one environment per agent, four
+        # about 10 ns per word, the hash about 1 ns: with one environment per agent, four
         # threefry words per step took half of an update's time.)
         key, k_words, k_env = jax.random.split(carry.key, 3)
-        word = jax.random.bits(k_words, (), jnp.uint32)
-        bits = jnp.swapaxes(hash_words(word, 4, config.num_steps * n_envs).reshape(
+        words = jax.random.bits(k_words, (2,), jnp.uint32)
+        bits = jnp.swapaxes(hash_words(words, 4, config.num_steps * n_envs).reshape(
             4, config.num_steps, n_envs), 0, 1)  # [T, 4, n_envs]
         reset_keys = jax.random.wrap_key_data(jnp.swapaxes(bits[:, 2:], 1, 2),
                                               impl="threefry2x32")
