@@ -17,8 +17,9 @@ two threefry words per update of an agent are spread over its steps and environm
 integer hash (`hash_words`) into the two words of the ε-greedy choice and the key of each
 environment's reset; the choice itself is fused arithmetic (no table lookup); the update is two
 row gathers and one scatter, which under `vmap` over agents index the agents' tables flattened
-into one (`take_rows`, `set_entries`) instead of vmap's generic batched indexing; the whole
-update is a `lax.scan` with nothing on the host.
+into one (`take_rows`, `set_entries`) instead of vmap's generic batched indexing; the step
+loop carries as few arrays as it can (each array a step writes is a CPU kernel of its own); the
+whole update is a `lax.scan` with nothing on the host.
 """
 
 from __future__ import annotations
@@ -243,6 +244,18 @@ def _uses_key(env: Any) -> bool:
     return any(used[jaxpr.invars.index(v)] for v in key_vars)
 
 
+def _pack(obs: jax.Array, length: jax.Array, ret: jax.Array) -> jax.Array:
+    """Observation (int32 `[N]`), episode length (int32 `[N]`) and running return (float32
+    `[N]`, its bits) as one int32 array `[N, 3]`: one array for the step loop to write instead
+    of three (see the step in `make_algorithm`); `_unpack` gives them back bit for bit."""
+    return jnp.stack([obs, length, jax.lax.bitcast_convert_type(ret, jnp.int32)], axis=1)
+
+
+def _unpack(packed: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    return (packed[:, 0], packed[:, 1],
+            jax.lax.bitcast_convert_type(packed[:, 2], jnp.float32))
+
+
 class QLearningEnvState(NamedTuple):
     """The batched environments of one agent, reset inline (see `make_algorithm`)."""
 
@@ -305,43 +318,49 @@ def make_algorithm(env: Any, config: QLearningConfig) -> Algorithm:
             config.num_steps, n_envs, *k_env.shape) if env_step_uses_key else None)
 
         def step(c, xs):
-            q_table, envs, ts, sums = c
+            # The carry holds only what the next step reads, and as few arrays as possible:
+            # on the CPU each array a step writes is a kernel of its own (plus a copy when the
+            # old value is still read), so the observation, episode length and return travel
+            # packed in one int32 array (`_pack`) and the three episode sums in one [3]. The
+            # last step's time step (reward and flags, kept in the runner state) comes from
+            # running the same step once more after the loop instead of being carried.
+            q_table, env_state, packed, sums = c
+            obs, length, ret = _unpack(packed)
             bits_t, (reset_state, rts), keys_t = xs
-            obs = ts.observation
             action, extras = policy.act(Agent(q_table), obs, bits_t[:2], False, None, hp.epsilon)
-            q_obs = extras["q_obs"]
-            env_state, nts = step_all(envs.env_state, action, keys_t)
+            env_state, nts = step_all(env_state, action, keys_t)
             next_obs = nts.observation.astype(jnp.int32)
             q_table = q_learning_update(q_table, obs, action, nts.reward, next_obs,
-                                        nts.terminated, hp, q_obs)
-            ret = envs.episode_return + nts.reward
-            length = envs.episode_length + 1
+                                        nts.terminated, hp, extras["q_obs"])
+            ret = ret + nts.reward
+            length = length + 1
             done = jnp.logical_or(nts.terminated, nts.truncated)
-            sums = {
-                "episode_return_sum": sums["episode_return_sum"] + jnp.sum(
-                    jnp.where(done, ret, 0.0)),
-                "episode_length_sum": sums["episode_length_sum"] + jnp.sum(
-                    jnp.where(done, length, 0)).astype(jnp.float32),
-                "episode_count": sums["episode_count"] + jnp.sum(done).astype(jnp.float32),
-            }
-            envs = QLearningEnvState(
-                jax.tree.map(lambda r, s: jnp.where(
-                    done.reshape(done.shape + (1,) * (s.ndim - 1)), r, s), reset_state,
-                    env_state),
-                jnp.where(done, 0.0, ret),
-                jnp.where(done, 0, length),
-            )
+            sums = sums + jnp.stack([
+                jnp.sum(jnp.where(done, ret, 0.0)),
+                jnp.sum(jnp.where(done, length, 0)).astype(jnp.float32),
+                jnp.sum(done).astype(jnp.float32),
+            ])
+            env_state = jax.tree.map(lambda r, s: jnp.where(
+                done.reshape(done.shape + (1,) * (s.ndim - 1)), r, s), reset_state, env_state)
             # As AutoReset: the flags describe the step taken, the observation is the new
             # episode's first one where an episode ended.
-            ts = nts._replace(observation=jnp.where(done, rts.observation.astype(jnp.int32),
-                                                    next_obs), info={})
-            return (q_table, envs, ts, sums), None
+            obs = jnp.where(done, rts.observation.astype(jnp.int32), next_obs)
+            packed = _pack(obs, jnp.where(done, 0, length), jnp.where(done, 0.0, ret))
+            return (q_table, env_state, packed, sums), nts
 
-        sums0 = {k: jnp.zeros((), jnp.float32)
-                 for k in ("episode_return_sum", "episode_length_sum", "episode_count")}
-        (q_table, envs, ts, metrics), _ = jax.lax.scan(
-            step, (carry.train_state.params, carry.env_state, carry.timestep, sums0),
-            (bits, resets, env_keys), unroll=1)
+        xs = (bits, resets, env_keys)
+        envs = carry.env_state
+        c = (carry.train_state.params, envs.env_state,
+             _pack(carry.timestep.observation, envs.episode_length, envs.episode_return),
+             jnp.zeros((3,), jnp.float32))
+        c, _ = jax.lax.scan(lambda c, x: (step(c, x)[0], None), c,
+                            jax.tree.map(lambda x: x[:-1], xs), unroll=1)
+        (q_table, env_state, packed, sums), nts = step(c, jax.tree.map(lambda x: x[-1], xs))
+        obs, length, ret = _unpack(packed)
+        envs = QLearningEnvState(env_state, ret, length)
+        ts = nts._replace(observation=obs, info={})
+        metrics = dict(zip(("episode_return_sum", "episode_length_sum", "episode_count"),
+                           sums, strict=True))
         metrics = {**metrics, "q/mean": jnp.mean(q_table)}
         new_ts = TrainState(q_table, None, carry.train_state.step + 1)
         return RunnerState(new_ts, envs, ts, key, carry.extras), metrics
