@@ -73,8 +73,8 @@ def _lowbias32(x: jax.Array) -> jax.Array:
 def hash_words(base: jax.Array, rows: int, n: int) -> jax.Array:
     """`[rows, n]` uint32 random words from two threefry words `base` (uint32 `[2]`): word `i` of
     row `r` is lowbias32(lowbias32(base[0] + (r·n + i)·φ) + base[1]), a Weyl sequence through
-    Wellons's "lowbias32" integer hash (14 integer ops per word instead of ~60 for a threefry
-    word), keyed a second time by `base[1]`.
+    Wellons's "lowbias32" integer hash (two rounds, ≈ 19 integer ops per word, instead of ~60
+    for a threefry word), keyed a second time by `base[1]`.
 
     Within a call every (row, item) has its own counter (φ is odd, so the `rows·n < 2^32`
     counters are distinct mod 2^32) and every step is a bijection, so no word repeats another,
@@ -85,6 +85,10 @@ def hash_words(base: jax.Array, rows: int, n: int) -> jax.Array:
     of each other); among the thousands of updates of many vmapped agents that happens (about
     4 pairs in a 30-agent run of 16 x 125-step updates), and the second hash makes two such
     calls' words unrelated unless their second words are equal too (2^-32)."""
+    if base.shape != (2,) or base.dtype != jnp.uint32:
+        raise ValueError(f"hash_words needs base = two uint32 words, shape (2,), got "
+                         f"{base.dtype}{list(base.shape)}; draw them with "
+                         f"jax.random.bits(key, (2,), jnp.uint32)")
     count = jnp.arange(rows * n, dtype=jnp.uint32).reshape(rows, n)
     return _lowbias32(_lowbias32(base[0] + count * _GOLDEN) + base[1])
 
