@@ -20,7 +20,7 @@ from rl_algos.qlearning import (
     make_train,
     q_learning_update,
 )
-from rl_algos.qlearning.train import hash_words
+from rl_algos.qlearning.train import _GOLDEN, hash_words
 
 
 def test_q_learning_update_by_hand() -> None:
@@ -83,9 +83,8 @@ def test_hash_words_of_calls_with_overlapping_counters_are_unrelated() -> None:
     among the many updates of many agents): with the same second word the later call's words
     are the earlier's shifted by 1,000 places; with different second words (what two threefry
     draws give) the shifted streams share no word in place and are uncorrelated."""
-    golden = np.uint32(0x9E3779B9)
     a, b = np.uint32(123_456_789), np.uint32(987_654_321)
-    shifted = np.uint32((int(a) + 1_000 * int(golden)) % 2**32)
+    shifted = np.uint32((int(a) + 1_000 * int(_GOLDEN)) % 2**32)  # 1,000 counters further
     w1 = np.asarray(hash_words(jnp.array([a, b]), 1, 20_000))[0]
     same_key = np.asarray(hash_words(jnp.array([shifted, b]), 1, 20_000))[0]
     np.testing.assert_array_equal(same_key[:-1_000], w1[1_000:])  # the mechanism
