@@ -1,0 +1,282 @@
+"""Candidate speed levers for PPO on CartPole, measured together against the current PPO and the
+PureJaxRL-style peer in one process (the speed target of docs/benchmarks.md, "PPO vs the
+PureJaxRL-style peer").
+
+Not the product's PPO: `lever_update` restates PPO's update (`rl_algos.ppo.train`) for the
+bench's configuration only (one device, no normalisers, a discrete action, the wrapper stack
+`VectorEnv(AutoReset(EpisodeStatistics(env)))`), with each lever behind a letter of `--levers`:
+
+- `d`: the SGD's layers through TD3's `dense` (weight gradients from a materialised `g.T`).
+- `c`: the rollout steps only the actor; the critic values every observation and true next
+  observation of the rollout in one pass after it (values computed in a batch of 1,024).
+- `s`: one sort per permutation: random bits with their low `ceil(log2 n)` bits replaced by the
+  index (ties among the high bits keep index order) instead of jax's two-round stable sort.
+- `t` (with `c`): the rollout's actor layers use weights transposed once per update, `[in, out]`.
+- `r`: resets computed before the rollout for every step's reset key, one vmapped call, and
+  selected inside the step (the same values as `AutoReset`'s).
+
+With no letter the restatement gives the current PPO's result bit for bit (checked and printed:
+`bitwise`). Every lever but `t` and `r` changes the float rounding or the random stream, so
+landing one moves every PPO-family result documented here. Ratios are medians of paired
+per-repeat ratios over interleaved repeats, as in `tools/bench_ppo.py`.
+
+    taskset -c 0 uv run --group bench python tools/bench_ppo_levers.py --seeds 1 --levers dcs
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_ppo  # noqa: E402
+
+LEVERS = "dcstr"
+
+
+def _layer(x: jax.Array, layer: Any, use_dense: bool) -> jax.Array:
+    from rl_algos.td3.networks import dense
+
+    return dense(x, layer.weight, layer.bias) if use_dense else x @ layer.weight.T + layer.bias
+
+
+def _actor(model: Any, x: jax.Array, use_dense: bool) -> jax.Array:
+    """`[B, d_obs] -> [B, n_actions]` logits of `ActorCritic`'s actor."""
+    for layer in model.actor.layers:
+        x = jnp.tanh(_layer(x, layer, use_dense))
+    return _layer(x, model.policy_head, use_dense)
+
+
+def _critic(model: Any, x: jax.Array, use_dense: bool) -> jax.Array:
+    """`[B, d_obs] -> [B]` values of `ActorCritic`'s critic."""
+    for layer in model.critic.layers:
+        x = jnp.tanh(_layer(x, layer, use_dense))
+    return _layer(x, model.value_head, use_dense)[..., 0]
+
+
+def _one_sort_permutation(key: jax.Array, n: int) -> jax.Array:
+    """A random permutation of `n` (`int32 [n]`) from one single-operand sort."""
+    b = max(1, (n - 1).bit_length())
+    low = jnp.uint32((1 << b) - 1)
+    keys = (jax.random.bits(key, (n,), jnp.uint32) & ~low) | jnp.arange(n, dtype=jnp.uint32)
+    return (jnp.sort(keys) & low).astype(jnp.int32)
+
+
+def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
+    """PPO's `Algorithm` for the bench's configuration with `levers` (letters of `LEVERS`)."""
+    from rl_algos.common.envs import episode_metrics
+    from rl_algos.common.policy import actor_critic_setup, agent_fn
+    from rl_algos.common.returns import gae
+    from rl_algos.common.sgd import clipped_optimizer
+    from rl_algos.common.shuffle import permutation
+    from rl_algos.ppo.losses import ppo_loss
+    from rl_core import Algorithm, RunnerState, TrainState, Transition
+    from rl_core.wrappers import _select
+
+    use_d, use_c, use_s, use_t, use_r = (ch in levers for ch in LEVERS)
+    n_env, n_steps = config.num_envs, config.num_steps
+    venv, dist, make_model, static, policy = actor_critic_setup(env, config, n_env)
+    inner = venv.env.env  # EpisodeStatistics(env), below AutoReset
+    n_up, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
+
+    def optimizer(hp: Any) -> Any:
+        return clipped_optimizer(hp.lr, hp.max_grad_norm, anneal_updates=n_up,
+                                 steps_per_update=n_mb * n_ep)
+
+    def init(key: jax.Array, hp: Any) -> Any:
+        k_model, k_env, k_run = jax.random.split(key, 3)
+        params = eqx.filter(make_model(k_model), eqx.is_array)
+        env_state, ts = venv.reset(k_env)
+        train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
+        return RunnerState(train_state, env_state, ts, k_run)
+
+    def loss_fn(params: Any, mb: Any, hp: Any) -> Any:
+        model = eqx.combine(params, static)
+        if use_d:
+            out, value = _actor(model, mb["obs"], True), _critic(model, mb["obs"], True)
+        else:
+            out, value = jax.vmap(model)(mb["obs"])
+        p = dist.params(out, None)
+        return ppo_loss(dist.log_prob(p, mb["action"]), mb["log_prob"], mb["adv"],
+                        dist.entropy(p), value, mb["value"], mb["target"], hp,
+                        clip_value_loss=config.clip_value_loss,
+                        normalize_advantages=config.normalize_advantages)
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def reset_step(state: Any, action: jax.Array, key: jax.Array, reset: Any) -> Any:
+        """`AutoReset.step` of one environment with its reset already computed."""
+        state_st, ts = inner.step(state, action, key)
+        state_re, obs_re = reset
+        done = jnp.logical_or(ts.terminated, ts.truncated)
+        info = {**ts.info, "final_observation": ts.observation}
+        return _select(done, state_re, state_st), ts._replace(
+            observation=jnp.where(done, obs_re, ts.observation), info=info)
+
+    def rollout(params: Any, env_state: Any, ts0: Any, key: jax.Array, noise: jax.Array):
+        model = eqx.combine(params, static)
+        key, _, k_env = jax.random.split(key, 3)  # as rl_core.rollout splits it
+        env_keys = jax.random.split(k_env, n_steps * n_env * 2).reshape(
+            n_steps, n_env, 2, *key.shape)
+        resets: Any = jnp.zeros((n_steps,))
+        if use_r:
+            states, tss = jax.vmap(jax.vmap(inner.reset))(env_keys[:, :, 1])
+            resets = (states, tss.observation)
+        weights = [(jax.lax.optimization_barrier(layer.weight.T), layer.bias)
+                   for layer in [*model.actor.layers, model.policy_head]]
+
+        def one_step(carry: Any, xs: Any) -> Any:
+            env_state, ts = carry
+            nz, keys, reset = xs
+            if use_c:
+                if use_t:
+                    x = ts.observation
+                    for w, b in weights[:-1]:
+                        x = jnp.tanh(x @ w + b)
+                    out = x @ weights[-1][0] + weights[-1][1]
+                else:
+                    out = _actor(model, ts.observation, False)
+                p = dist.params(out, None)
+                action = dist.sample_with(p, nz)
+                extras = {"log_prob": dist.log_prob(p, action)}
+            else:
+                out, value = jax.vmap(model)(ts.observation)
+                p = dist.params(out, None)
+                action = dist.sample_with(p, nz)
+                extras = {"log_prob": dist.log_prob(p, action), "value": value}
+            if use_r:
+                env_state, nts = jax.vmap(reset_step)(env_state, action, keys[:, 0], reset)
+            else:
+                env_state, nts = venv.step(env_state, action, keys)
+            info = dict(nts.info)
+            next_obs = info.pop("final_observation", nts.observation)
+            tr = Transition(ts.observation, action, nts.reward, nts.terminated, nts.truncated,
+                            next_obs, extras, info)
+            return (env_state, nts), tr
+
+        (env_state, ts), traj = jax.lax.scan(one_step, (env_state, ts0),
+                                             (noise, env_keys, resets))
+        return env_state, ts, key, traj
+
+    def update(carry: Any, hp: Any) -> Any:
+        ts_ = carry.train_state
+        key, k_noise = jax.random.split(carry.key)
+        noise = policy.noise(k_noise, (n_steps, n_env))
+        env_state, timestep, key, traj = rollout(ts_.params, carry.env_state, carry.timestep,
+                                                 key, noise)
+        model = eqx.combine(ts_.params, static)
+        if use_c:
+            m = n_steps * n_env
+            obs = jnp.concatenate([traj.observation.reshape(m, -1),
+                                   traj.next_observation.reshape(m, -1)])
+            v = _critic(model, obs, False)
+            values, next_values = v[:m].reshape(n_steps, n_env), v[m:].reshape(n_steps, n_env)
+            traj = traj._replace(extras={**traj.extras, "value": values})
+        else:
+            next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
+        adv, targets = gae(traj.reward, traj.extras["value"], next_values, traj.terminated,
+                           traj.truncated, hp.gamma, hp.gae_lambda)
+        batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
+                 **traj.extras}
+        batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
+        key, k_perm = jax.random.split(key)
+        tx = optimizer(hp)
+
+        def minibatch_step(state: Any, mb: Any) -> Any:
+            params, opt_state = state
+            (_, metrics), grads = grad_fn(params, mb, hp)
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), metrics
+
+        def epoch(state: Any, k: jax.Array) -> Any:
+            n = config.batch_size
+            perm = _one_sort_permutation(k, n) if use_s else permutation(k, n)
+            mbs = jax.tree.map(lambda x: x[perm].reshape(n_mb, n // n_mb, *x.shape[1:]), batch)
+            return jax.lax.scan(minibatch_step, state, mbs)
+
+        (params, opt_state), metrics = jax.lax.scan(epoch, (ts_.params, ts_.opt_state),
+                                                    jax.random.split(k_perm, n_ep))
+        metrics = jax.tree.map(jnp.mean, metrics)
+        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
+        new_ts = TrainState(params, opt_state, ts_.step + 1)
+        return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
+
+    return Algorithm(init, update, n_up, config.batch_size, agent_fn(venv), policy)
+
+
+def levers_program(levers: str):
+    """`(timesteps, n) -> (jit(vmap(train)), args, final_return)`, as `bench_ppo.ours`."""
+
+    def make(timesteps: int, n: int):
+        import rl_envs
+        from rl_algos import ppo
+        from rl_core import make_train
+
+        fn, args, final_return = bench_ppo.ours(timesteps, n)  # the same config, keys, hparams
+        hp = bench_ppo.HP
+        cfg = ppo.PPOConfig(total_timesteps=timesteps, num_envs=hp["num_envs"],
+                            num_steps=hp["num_steps"], num_epochs=hp["num_epochs"],
+                            num_minibatches=hp["num_minibatches"], activation="tanh",
+                            hidden_sizes=(64, 64))
+        algo = lever_algorithm(rl_envs.make("gymnax/CartPole-v1"), cfg, levers)
+        return jax.jit(jax.vmap(make_train(algo))), args, final_return
+
+    return make
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--timesteps", type=int, default=500_000)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--levers", default="dcs",
+                    help=f"comma-separated sets of letters from '{LEVERS}' ('-' for none), "
+                         "each a program, e.g. 'd,dcs,dcst'")
+    a = ap.parse_args()
+    sets = [s for s in a.levers.split(",") if s]
+    bad = [s for s in sets if set(s) - set(LEVERS + "-")]
+    if bad:
+        ap.error(f"unknown lever letter in {', '.join(bad)}; letters: {LEVERS} ('-' for none)")
+    makers = {"current": bench_ppo.ours,
+              **{f"levers:{s}": levers_program(s.strip("-")) for s in sets},
+              "purejaxrl": bench_ppo.purejaxrl_ppo}
+    progs = {}
+    for name, make in makers.items():
+        compiled, args, final_return, compile_s = bench_ppo.compile_timed(make, a.timesteps,
+                                                                          a.seeds)
+        progs[name] = (compiled, args, final_return)
+        print(f"{name}: compiled in {compile_s:.2f} s", flush=True)
+    times: dict[str, list[float]] = {name: [] for name in progs}
+    outs: dict[str, Any] = {}
+    for r in range(a.repeats):  # interleaved, alternating the order
+        for name in list(progs) if r % 2 == 0 else list(progs)[::-1]:
+            compiled, args, _ = progs[name]
+            t0 = time.perf_counter()
+            outs[name] = jax.block_until_ready(compiled(*args))
+            times[name].append(time.perf_counter() - t0)
+    ref = jax.tree.leaves(outs["current"].state.train_state.params)
+    print(f"jax {jax.__version__}, CartPole-v1, {a.seeds} seed(s), {a.timesteps:,} steps each, "
+          f"{a.repeats} interleaved repeats")
+    for name, (_, _, final_return) in progs.items():
+        vs_cur = [t / c for t, c in zip(times[name], times["current"], strict=True)]
+        vs_peer = [t / p for t, p in zip(times[name], times["purejaxrl"], strict=True)]
+        bitwise = "" if name == "purejaxrl" else " bitwise=" + str(all(
+            np.array_equal(np.asarray(x), np.asarray(y)) for x, y in
+            zip(ref, jax.tree.leaves(outs[name].state.train_state.params), strict=True)))
+        print(f"{name:>12}: run {np.median(times[name]):.2f} s, /current "
+              f"{np.median(vs_cur):.3f}x, /purejaxrl {np.median(vs_peer):.3f}x (per repeat "
+              f"{', '.join(f'{x:.3f}' for x in vs_peer)}), return "
+              f"{final_return(outs[name]):.1f}{bitwise}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
