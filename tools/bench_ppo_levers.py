@@ -14,6 +14,8 @@ bench's configuration only (one device, no normalisers, a discrete action, the w
 - `t` (with `c`): the rollout's actor layers use weights transposed once per update, `[in, out]`.
 - `r`: resets computed before the rollout for every step's reset key, one vmapped call, and
   selected inside the step (the same values as `AutoReset`'s).
+- `x`: plain SGD in place of global-norm clipping and Adam: not a lever (it does not learn the
+  same), a bound on what any change to the optimiser could gain.
 
 With no letter the restatement gives the current PPO's result bit for bit (checked and printed:
 `bitwise`). Every lever but `t` and `r` changes the float rounding or the random stream, so
@@ -40,7 +42,7 @@ import optax
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_ppo  # noqa: E402
 
-LEVERS = "dcstr"
+LEVERS = "dcstrx"
 
 
 def _layer(x: jax.Array, layer: Any, use_dense: bool) -> jax.Array:
@@ -82,13 +84,15 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
     from rl_core import Algorithm, RunnerState, TrainState, Transition
     from rl_core.wrappers import _select
 
-    use_d, use_c, use_s, use_t, use_r = (ch in levers for ch in LEVERS)
+    use_d, use_c, use_s, use_t, use_r, use_x = (ch in levers for ch in LEVERS)
     n_env, n_steps = config.num_envs, config.num_steps
     venv, dist, make_model, static, policy = actor_critic_setup(env, config, n_env)
     inner = venv.env.env  # EpisodeStatistics(env), below AutoReset
     n_up, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
     def optimizer(hp: Any) -> Any:
+        if use_x:
+            return optax.sgd(hp.lr)
         return clipped_optimizer(hp.lr, hp.max_grad_norm, anneal_updates=n_up,
                                  steps_per_update=n_mb * n_ep)
 
