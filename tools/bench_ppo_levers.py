@@ -18,8 +18,10 @@ bench's configuration only (one device, no normalisers, a discrete action, the w
   same), a bound on what any change to the optimiser could gain.
 
 With no letter the restatement gives the current PPO's result bit for bit (checked and printed:
-`bitwise`). Every lever but `t` and `r` changes the float rounding or the random stream, so
-landing one moves every PPO-family result documented here. Ratios are medians of paired
+`bitwise`). `d`, `c` and `s` change the float rounding or the random stream, so landing one
+moves every PPO-family result documented here; `r` does not; `t` does not at this
+configuration's shapes, but does in general (`x @ W.T` against a materialised `W.T` differ in
+the last bits for one environment per program, or 256-wide layers). Ratios are medians of paired
 per-repeat ratios over interleaved repeats, as in `tools/bench_ppo.py`.
 
     taskset -c 0 uv run --group bench python tools/bench_ppo_levers.py --seeds 1 --levers dcs
