@@ -34,15 +34,22 @@ HP = dict(num_envs=4, num_steps=128, num_epochs=4, num_minibatches=4, lr=2.5e-4,
           gae_lambda=0.95, clip_eps=0.2, ent_coef=0.01, vf_coef=0.5, max_grad_norm=0.5)
 
 
+def ours_config(timesteps: int):
+    """Our `PPOConfig` for PureJaxRL's CartPole settings (`HP`)."""
+    from rl_algos import ppo
+
+    return ppo.PPOConfig(total_timesteps=timesteps, num_envs=HP["num_envs"],
+                         num_steps=HP["num_steps"], num_epochs=HP["num_epochs"],
+                         num_minibatches=HP["num_minibatches"], activation="tanh",
+                         hidden_sizes=(64, 64))
+
+
 def ours(timesteps: int, n: int):
     import rl_envs
     from rl_algos import ppo
     from rl_algos.common import hparams_as_arrays
 
-    cfg = ppo.PPOConfig(total_timesteps=timesteps, num_envs=HP["num_envs"],
-                        num_steps=HP["num_steps"], num_epochs=HP["num_epochs"],
-                        num_minibatches=HP["num_minibatches"], activation="tanh",
-                        hidden_sizes=(64, 64))
+    cfg = ours_config(timesteps)
     hp = hparams_as_arrays(ppo.PPOHParams(**{k: HP[k] for k in ppo.PPOHParams._fields}))
     train = ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg)
     hps = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hp)

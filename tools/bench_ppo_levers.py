@@ -2,27 +2,33 @@
 PureJaxRL-style peer in one process (the speed target of docs/benchmarks.md, "PPO vs the
 PureJaxRL-style peer").
 
-Not the product's PPO: `lever_update` restates PPO's update (`rl_algos.ppo.train`) for the
-bench's configuration only (one device, no normalisers, a discrete action, the wrapper stack
-`VectorEnv(AutoReset(EpisodeStatistics(env)))`), with each lever behind a letter of `--levers`:
+Not the product's PPO: `lever_algorithm` restates PPO's update (`rl_algos.ppo.train`) for the
+bench's configuration only (one device, no normalisers, a discrete action without a mask, a tanh
+MLP actor-critic without an image torso, a 1-D Box observation, so that the wrapper stack is
+`VectorEnv(AutoReset(EpisodeStatistics(env)))`; `lever_algorithm` checks these), with each lever
+behind a letter of `--levers`:
 
 - `d`: the SGD's layers through TD3's `dense` (weight gradients from a materialised `g.T`).
 - `c`: the rollout steps only the actor; the critic values every observation and true next
   observation of the rollout in one pass after it (values computed in a batch of 1,024).
-- `s`: one sort per permutation: random bits with their low `ceil(log2 n)` bits replaced by the
-  index (ties among the high bits keep index order) instead of jax's two-round stable sort.
-- `t` (with `c`): the rollout's actor layers use weights transposed once per update, `[in, out]`.
+- `s`: one sort per permutation: random bits with their low `b = ceil(log2 n)` bits replaced by
+  the index, instead of jax's two-round stable sort. Ties among the `32 - b` random bits keep
+  index order, so it is not exactly uniform (at n = 512 some tie occurs in ≈ 1.6% of draws).
+- `t` (only with `c`): the rollout's actor layers use weights transposed once per update,
+  `[in, out]`.
 - `r`: resets computed before the rollout for every step's reset key, one vmapped call, and
   selected inside the step (the same values as `AutoReset`'s).
 - `x`: plain SGD in place of global-norm clipping and Adam: not a lever (it does not learn the
   same), a bound on what any change to the optimiser could gain.
 
-With no letter the restatement gives the current PPO's result bit for bit (checked and printed:
-`bitwise`). `d`, `c` and `s` change the float rounding or the random stream, so landing one
-moves every PPO-family result documented here; `r` does not; `t` does not at this
-configuration's shapes, but does in general (`x @ W.T` against a materialised `W.T` differ in
-the last bits for one environment per program, or 256-wide layers). Ratios are medians of paired
-per-repeat ratios over interleaved repeats, as in `tools/bench_ppo.py`.
+The restatement with no letter (`levers:-`, always run) gives the current PPO's parameters bit
+for bit, and so does every program printed with `bitwise=True` (each is compared with the
+current PPO's final parameters). `d`, `c` and `s` change the float rounding or the random
+stream, so landing one moves every PPO-family result documented here; `r` does not. `t`, set
+against `c` alone, does not at this configuration's shapes, but does in general (a separate
+check: `x @ W.T` and the same product with `W.T` materialised differ in the last bits for
+one-row dots and 256-wide layers). Ratios are medians of paired per-repeat ratios over
+interleaved repeats, as in `tools/bench_ppo.py`.
 
     taskset -c 0 uv run --group bench python tools/bench_ppo_levers.py --seeds 1 --levers dcs
 """
@@ -77,25 +83,41 @@ def _one_sort_permutation(key: jax.Array, n: int) -> jax.Array:
 
 def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
     """PPO's `Algorithm` for the bench's configuration with `levers` (letters of `LEVERS`)."""
+    from rl_algos.common.distributions import Categorical
     from rl_algos.common.envs import episode_metrics
     from rl_algos.common.policy import actor_critic_setup, agent_fn
     from rl_algos.common.returns import gae
     from rl_algos.common.sgd import clipped_optimizer
     from rl_algos.common.shuffle import permutation
     from rl_algos.ppo.losses import ppo_loss
-    from rl_core import Algorithm, RunnerState, TrainState, Transition
+    from rl_core import (
+        Algorithm,
+        AutoReset,
+        EpisodeStatistics,
+        RunnerState,
+        TrainState,
+        Transition,
+        VectorEnv,
+    )
     from rl_core.wrappers import _select
 
     use_d, use_c, use_s, use_t, use_r, use_x = (ch in levers for ch in LEVERS)
     n_env, n_steps = config.num_envs, config.num_steps
     venv, dist, make_model, static, policy = actor_critic_setup(env, config, n_env)
+    stack_ok = (type(venv) is VectorEnv and type(venv.env) is AutoReset
+                and type(venv.env.env) is EpisodeStatistics)
+    if not (stack_ok and isinstance(dist, Categorical) and config.activation == "tanh"
+            and not getattr(config, "cnn_part", "")):
+        raise ValueError("bench_ppo_levers restates PPO only for a discrete action, a flat Box "
+                         "observation, no normalisers and a tanh MLP; use bench_ppo's config")
     inner = venv.env.env  # EpisodeStatistics(env), below AutoReset
     n_up, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
     def optimizer(hp: Any) -> Any:
         if use_x:
             return optax.sgd(hp.lr)
-        return clipped_optimizer(hp.lr, hp.max_grad_norm, anneal_updates=n_up,
+        return clipped_optimizer(hp.lr, hp.max_grad_norm,
+                                 anneal_updates=n_up if config.anneal_lr else None,
                                  steps_per_update=n_mb * n_ep)
 
     def init(key: jax.Array, hp: Any) -> Any:
@@ -133,12 +155,12 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
         key, _, k_env = jax.random.split(key, 3)  # as rl_core.rollout splits it
         env_keys = jax.random.split(k_env, n_steps * n_env * 2).reshape(
             n_steps, n_env, 2, *key.shape)
-        resets: Any = jnp.zeros((n_steps,))
+        resets: Any = None
         if use_r:
             states, tss = jax.vmap(jax.vmap(inner.reset))(env_keys[:, :, 1])
             resets = (states, tss.observation)
         weights = [(jax.lax.optimization_barrier(layer.weight.T), layer.bias)
-                   for layer in [*model.actor.layers, model.policy_head]]
+                   for layer in [*model.actor.layers, model.policy_head]] if use_t else []
 
         def one_step(carry: Any, xs: Any) -> Any:
             env_state, ts = carry
@@ -224,16 +246,11 @@ def levers_program(levers: str):
 
     def make(timesteps: int, n: int):
         import rl_envs
-        from rl_algos import ppo
         from rl_core import make_train
 
-        fn, args, final_return = bench_ppo.ours(timesteps, n)  # the same config, keys, hparams
-        hp = bench_ppo.HP
-        cfg = ppo.PPOConfig(total_timesteps=timesteps, num_envs=hp["num_envs"],
-                            num_steps=hp["num_steps"], num_epochs=hp["num_epochs"],
-                            num_minibatches=hp["num_minibatches"], activation="tanh",
-                            hidden_sizes=(64, 64))
-        algo = lever_algorithm(rl_envs.make("gymnax/CartPole-v1"), cfg, levers)
+        _, args, final_return = bench_ppo.ours(timesteps, n)  # the same keys and hparams
+        algo = lever_algorithm(rl_envs.make("gymnax/CartPole-v1"),
+                               bench_ppo.ours_config(timesteps), levers)
         return jax.jit(jax.vmap(make_train(algo))), args, final_return
 
     return make
@@ -248,10 +265,19 @@ def main() -> None:
                     help=f"comma-separated sets of letters from '{LEVERS}' ('-' for none), "
                          "each a program, e.g. 'd,dcs,dcst'")
     a = ap.parse_args()
-    sets = [s for s in a.levers.split(",") if s]
-    bad = [s for s in sets if set(s) - set(LEVERS + "-")]
+    for flag in ("timesteps", "seeds", "repeats"):
+        if getattr(a, flag) < 1:
+            ap.error(f"--{flag} must be at least 1, got {getattr(a, flag)}")
+    # Each set once, letters in LEVERS order; the restatement with no lever always runs.
+    sets = list(dict.fromkeys(["-", *(
+        "".join(ch for ch in LEVERS if ch in s) or "-" for s in a.levers.split(",") if s)]))
+    bad = [s for s in a.levers.split(",") if set(s) - set(LEVERS + "-")]
     if bad:
         ap.error(f"unknown lever letter in {', '.join(bad)}; letters: {LEVERS} ('-' for none)")
+    no_c = [s for s in sets if "t" in s and "c" not in s]
+    if no_c:
+        ap.error(f"lever t only acts with c (the rollout's actor-only pass): {', '.join(no_c)}; "
+                 "add c")
     makers = {"current": bench_ppo.ours,
               **{f"levers:{s}": levers_program(s.strip("-")) for s in sets},
               "purejaxrl": bench_ppo.purejaxrl_ppo}
@@ -275,7 +301,7 @@ def main() -> None:
     for name, (_, _, final_return) in progs.items():
         vs_cur = [t / c for t, c in zip(times[name], times["current"], strict=True)]
         vs_peer = [t / p for t, p in zip(times[name], times["purejaxrl"], strict=True)]
-        bitwise = "" if name == "purejaxrl" else " bitwise=" + str(all(
+        bitwise = "" if name in ("current", "purejaxrl") else " bitwise=" + str(all(
             np.array_equal(np.asarray(x), np.asarray(y)) for x, y in
             zip(ref, jax.tree.leaves(outs[name].state.train_state.params), strict=True)))
         print(f"{name:>12}: run {np.median(times[name]):.2f} s, /current "
