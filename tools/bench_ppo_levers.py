@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
     from rl_algos.common.envs import episode_metrics
     from rl_algos.common.policy import actor_critic_setup, agent_fn
     from rl_algos.common.returns import gae
-    from rl_algos.common.sgd import clipped_optimizer
+    from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
     from rl_algos.common.shuffle import permutation
     from rl_algos.ppo.losses import ppo_loss
     from rl_core import (
@@ -217,23 +218,9 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
                  **traj.extras}
         batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
         key, k_perm = jax.random.split(key)
-        tx = optimizer(hp)
-
-        def minibatch_step(state: Any, mb: Any) -> Any:
-            params, opt_state = state
-            (_, metrics), grads = grad_fn(params, mb, hp)
-            updates, opt_state = tx.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), metrics
-
-        def epoch(state: Any, k: jax.Array) -> Any:
-            n = config.batch_size
-            perm = _one_sort_permutation(k, n) if use_s else permutation(k, n)
-            mbs = jax.tree.map(lambda x: x[perm].reshape(n_mb, n // n_mb, *x.shape[1:]), batch)
-            return jax.lax.scan(minibatch_step, state, mbs)
-
-        (params, opt_state), metrics = jax.lax.scan(epoch, (ts_.params, ts_.opt_state),
-                                                    jax.random.split(k_perm, n_ep))
-        metrics = jax.tree.map(jnp.mean, metrics)
+        params, opt_state, metrics = sgd_epochs(
+            partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
+            n_ep, n_mb, permute=_one_sort_permutation if use_s else permutation)
         metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
         new_ts = TrainState(params, opt_state, ts_.step + 1)
         return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics

@@ -14,6 +14,7 @@ changes no result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -56,11 +57,12 @@ def permutation(key: jax.Array, n: int) -> jax.Array:
     return x
 
 
-def shuffled_minibatches(key: jax.Array, batch: Any, num_minibatches: int) -> Any:
+def shuffled_minibatches(key: jax.Array, batch: Any, num_minibatches: int,
+                         permute: Callable[[jax.Array, int], jax.Array] = permutation) -> Any:
     """One epoch's minibatches: every leaf of `batch` (`[B, ...]`, the same B) permuted by
-    `permutation(key, B)` and cut into `[num_minibatches, B / num_minibatches, ...]`, ready for a
+    `permute(key, B)` and cut into `[num_minibatches, B / num_minibatches, ...]`, ready for a
     `lax.scan` over minibatches (B divisible by `num_minibatches`, checked by the configs)."""
     n = jax.tree.leaves(batch)[0].shape[0]
-    perm = permutation(key, n)
+    perm = permute(key, n)
     return jax.tree.map(
         lambda x: x[perm].reshape(num_minibatches, n // num_minibatches, *x.shape[1:]), batch)
