@@ -18,19 +18,24 @@ behind a letter of `--levers`:
   `[in, out]`.
 - `r`: resets computed before the rollout for every step's reset key, one vmapped call, and
   selected inside the step (the same values as `AutoReset`'s).
+- `f`: the SGD's actor and critic run feature-major: activations `[features, B]`, each layer
+  `W @ x_t + b`, so that the weight gradient `g @ x_t.T` and `W.T @ g` transpose only the small
+  weight, never a batch-sized array; the categorical log-probabilities and entropy are taken
+  over the first axis of `[n_actions, B]` logits (a transpose there makes the policy head's
+  weight gradient a slow dot). Supersedes `d` in the SGD.
 - `x`: plain SGD in place of global-norm clipping and Adam: not a lever (it does not learn the
   same), a bound on what any change to the optimiser could gain.
 
 The restatement with no letter (`levers:-`, always run) gives the current PPO's parameters bit
 for bit, and so does every program printed with `bitwise=True` (each is compared with the
-current PPO's final parameters). `d`, `c` and `s` change the float rounding or the random
+current PPO's final parameters). `d`, `c`, `s` and `f` change the float rounding or the random
 stream, so landing one moves every PPO-family result documented here; `r` does not. `t`, set
 against `c` alone, does not at this configuration's shapes, but does in general (a separate
 check: `x @ W.T` and the same product with `W.T` materialised differ in the last bits for
 one-row dots and 256-wide layers). Ratios are medians of paired per-repeat ratios over
 interleaved repeats, as in `tools/bench_ppo.py`.
 
-    taskset -c 0 uv run --group bench python tools/bench_ppo_levers.py --seeds 1 --levers dcs
+    taskset -c 0 uv run --group bench python tools/bench_ppo_levers.py --seeds 1 --levers cstrf
 """
 
 from __future__ import annotations
@@ -51,13 +56,45 @@ import optax
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_ppo  # noqa: E402
 
-LEVERS = "dcstrx"
+LEVERS = "dcstrxf"
 
 
 def _layer(x: jax.Array, layer: Any, use_dense: bool) -> jax.Array:
     from rl_algos.td3.networks import dense
 
     return dense(x, layer.weight, layer.bias) if use_dense else x @ layer.weight.T + layer.bias
+
+
+@jax.custom_vjp
+def dense_fm(x_t: jax.Array, weight: jax.Array, bias: jax.Array) -> jax.Array:
+    """A feature-major layer: `weight [d_out, d_in] @ x_t [d_in, B] + bias -> [d_out, B]`."""
+    return weight @ x_t + bias[:, None]
+
+
+def _dense_fm_fwd(x_t: jax.Array, weight: jax.Array, bias: jax.Array):
+    return dense_fm(x_t, weight, bias), (x_t, weight)
+
+
+def _dense_fm_bwd(res: tuple[jax.Array, jax.Array], g: jax.Array):
+    """`dx_t = W.T @ g` (the dot transposes the small weight), `dW = g @ x_t.T` (both operands
+    contract their last axis: no transpose of a batch-sized array), `db = sum_b g`."""
+    x_t, weight = res
+    return weight.T @ g, g @ x_t.T, jnp.sum(g, axis=1)
+
+
+dense_fm.defvjp(_dense_fm_fwd, _dense_fm_bwd)
+
+
+def _fm_actor_critic(model: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`obs [B, d_obs] -> (logits [n_actions, B], values [B])` through feature-major layers."""
+    outs = []
+    for layers, head in ((model.actor.layers, model.policy_head),
+                         (model.critic.layers, model.value_head)):
+        x = obs.T
+        for layer in layers:
+            x = jnp.tanh(dense_fm(x, layer.weight, layer.bias))
+        outs.append(dense_fm(x, head.weight, head.bias))
+    return outs[0], outs[1][0]
 
 
 def _actor(model: Any, x: jax.Array, use_dense: bool) -> jax.Array:
@@ -102,7 +139,7 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
     )
     from rl_core.wrappers import _select
 
-    use_d, use_c, use_s, use_t, use_r, use_x = (ch in levers for ch in LEVERS)
+    use_d, use_c, use_s, use_t, use_r, use_x, use_f = (ch in levers for ch in LEVERS)
     n_env, n_steps = config.num_envs, config.num_steps
     venv, dist, make_model, static, policy = actor_critic_setup(env, config, n_env)
     stack_ok = (type(venv) is VectorEnv and type(venv.env) is AutoReset
@@ -130,6 +167,15 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
 
     def loss_fn(params: Any, mb: Any, hp: Any) -> Any:
         model = eqx.combine(params, static)
+        if use_f:  # the loss's categorical terms on `[n_actions, B]` logits, not transposed
+            logits_t, value = _fm_actor_critic(model, mb["obs"])
+            logp_t = jax.nn.log_softmax(logits_t, axis=0)
+            log_prob = jnp.take_along_axis(logp_t, mb["action"][None].astype(jnp.int32),
+                                           axis=0)[0]
+            return ppo_loss(log_prob, mb["log_prob"], mb["adv"],
+                            -jnp.sum(jnp.exp(logp_t) * logp_t, axis=0), value, mb["value"],
+                            mb["target"], hp, clip_value_loss=config.clip_value_loss,
+                            normalize_advantages=config.normalize_advantages)
         if use_d:
             out, value = _actor(model, mb["obs"], True), _critic(model, mb["obs"], True)
         else:
@@ -248,7 +294,7 @@ def main() -> None:
     ap.add_argument("--timesteps", type=int, default=500_000)
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--levers", default="dcs",
+    ap.add_argument("--levers", default="cstrf",
                     help=f"comma-separated sets of letters from '{LEVERS}' ('-' for none), "
                          "each a program, e.g. 'd,dcs,dcst'")
     a = ap.parse_args()
