@@ -23,6 +23,11 @@ behind a letter of `--levers`:
   weight, never a batch-sized array; the categorical log-probabilities and entropy are taken
   over the first axis of `[n_actions, B]` logits (a transpose there makes the policy head's
   weight gradient a slow dot). Supersedes `d` in the SGD.
+- `u`: jax's `threefry2x32` lowered unrolled on the CPU (jax lowers it there as a rolled
+  five-round loop, for compile time), the same bits without the step's `while` of tiny kernels.
+  It re-registers the primitive's CPU lowering in jax's private table, process-wide, so the
+  programs with `u` are compiled after every other (the peer's included), and each is also
+  compared with its set without `u` (added if not asked for).
 - `x`: plain SGD in place of global-norm clipping and Adam: not a lever (it does not learn the
   same), a bound on what any change to the optimiser could gain.
 
@@ -56,7 +61,7 @@ import optax
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_ppo  # noqa: E402
 
-LEVERS = "dcstrxf"
+LEVERS = "dcstrxfu"
 
 
 def _layer(x: jax.Array, layer: Any, use_dense: bool) -> jax.Array:
@@ -139,7 +144,8 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
     )
     from rl_core.wrappers import _select
 
-    use_d, use_c, use_s, use_t, use_r, use_x, use_f = (ch in levers for ch in LEVERS)
+    # `u` acts on the lowering (`_unroll_threefry_on_cpu`), not on the algorithm.
+    use_d, use_c, use_s, use_t, use_r, use_x, use_f, _ = (ch in levers for ch in LEVERS)
     n_env, n_steps = config.num_envs, config.num_steps
     venv, dist, make_model, static, policy = actor_critic_setup(env, config, n_env)
     stack_ok = (type(venv) is VectorEnv and type(venv.env) is AutoReset
@@ -289,6 +295,22 @@ def levers_program(levers: str):
     return make
 
 
+def _unroll_threefry_on_cpu() -> None:
+    """Lever `u`: from now on, in this process, `threefry2x32` lowers on the CPU with jax's
+    unrolled rule (the one it uses on other platforms) instead of its rolled loop."""
+    from jax._src.interpreters import mlir
+    from jax._src.random import threefry2x32 as threefry
+
+    mlir.register_lowering(threefry.threefry2x32_p, threefry._threefry2x32_lowering_rule,
+                           platform="cpu")
+
+
+def _same(ref_leaves: list, out: Any) -> bool:
+    """Whether `out`'s final parameters equal `ref_leaves` bit for bit."""
+    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in
+               zip(ref_leaves, jax.tree.leaves(out.state.train_state.params), strict=True))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timesteps", type=int, default=500_000)
@@ -311,11 +333,20 @@ def main() -> None:
     if no_c:
         ap.error(f"lever t only acts with c (the rollout's actor-only pass): {', '.join(no_c)}; "
                  "add c")
+    base = {s: s.replace("u", "") or "-" for s in sets if "u" in s}  # each u set's set without u
+    sets = list(dict.fromkeys([*(s for s in sets if "u" not in s), *base.values(), *base]))
     makers = {"current": bench_ppo.ours,
-              **{f"levers:{s}": levers_program(s.strip("-")) for s in sets},
+              **{f"levers:{s}": levers_program(s.replace("u", "").strip("-")) for s in sets},
               "purejaxrl": bench_ppo.purejaxrl_ppo}
-    progs = {}
+
+    def unrolled(name: str) -> bool:
+        return name.startswith("levers:") and "u" in name.removeprefix("levers:")
+
+    makers = {k: makers[k] for k in sorted(makers, key=unrolled)}  # u programs last
+    progs: dict[str, Any] = {}
     for name, make in makers.items():
+        if unrolled(name) and not any(unrolled(p) for p in progs):
+            _unroll_threefry_on_cpu()
         compiled, args, final_return, compile_s = bench_ppo.compile_timed(make, a.timesteps,
                                                                           a.seeds)
         progs[name] = (compiled, args, final_return)
@@ -334,9 +365,12 @@ def main() -> None:
     for name, (_, _, final_return) in progs.items():
         vs_cur = [t / c for t, c in zip(times[name], times["current"], strict=True)]
         vs_peer = [t / p for t, p in zip(times[name], times["purejaxrl"], strict=True)]
-        bitwise = "" if name in ("current", "purejaxrl") else " bitwise=" + str(all(
-            np.array_equal(np.asarray(x), np.asarray(y)) for x, y in
-            zip(ref, jax.tree.leaves(outs[name].state.train_state.params), strict=True)))
+        bitwise = "" if name in ("current", "purejaxrl") else " bitwise=" + str(
+            _same(ref, outs[name]))
+        if name.removeprefix("levers:") in base:
+            twin = f"levers:{base[name.removeprefix('levers:')]}"
+            bitwise += f" bitwise_vs_{twin.removeprefix('levers:')}=" + str(_same(
+                jax.tree.leaves(outs[twin].state.train_state.params), outs[name]))
         print(f"{name:>12}: run {np.median(times[name]):.2f} s, /current "
               f"{np.median(vs_cur):.3f}x, /purejaxrl {np.median(vs_peer):.3f}x (per repeat "
               f"{', '.join(f'{x:.3f}' for x in vs_peer)}), return "
