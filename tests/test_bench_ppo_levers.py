@@ -16,10 +16,9 @@ import bench_ppo_levers  # noqa: E402
 def test_feature_major_actor_critic_matches_the_model_and_its_gradients():
     import rl_envs
     from rl_algos.common.policy import actor_critic_setup
-    from rl_algos.ppo import PPOConfig
-
     env = rl_envs.make("gymnax/CartPole-v1")
-    _, _, make_model, static, _ = actor_critic_setup(env, PPOConfig(), 4)
+    config = bench_ppo_levers.bench_ppo.ours_config(500_000)  # the configuration the tool runs
+    _, _, make_model, static, _ = actor_critic_setup(env, config, config.num_envs)
     params = eqx.filter(make_model(jax.random.PRNGKey(0)), eqx.is_array)
     obs = jax.random.normal(jax.random.PRNGKey(1), (128, 4))
     w = jax.random.normal(jax.random.PRNGKey(2), (128, 3))
@@ -41,3 +40,15 @@ def test_feature_major_actor_critic_matches_the_model_and_its_gradients():
     for a, b in zip(leaves, jax.tree.leaves(fm_grad), strict=True):
         assert float(jnp.max(jnp.abs(a))) > 0
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def test_feature_major_categorical_terms_match_categorical():
+    from rl_algos.common.distributions import Categorical
+
+    logits = 3.0 * jax.random.normal(jax.random.PRNGKey(3), (128, 5))
+    action = jax.random.randint(jax.random.PRNGKey(4), (128,), 0, 5)
+    dist = Categorical(5)
+    p = dist.params(logits, None)
+    log_prob, entropy = bench_ppo_levers._fm_categorical(logits.T, action)
+    np.testing.assert_allclose(log_prob, dist.log_prob(p, action), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(entropy, dist.entropy(p), rtol=1e-6, atol=1e-6)

@@ -24,10 +24,11 @@ behind a letter of `--levers`:
   over the first axis of `[n_actions, B]` logits (a transpose there makes the policy head's
   weight gradient a slow dot). Supersedes `d` in the SGD.
 - `u`: jax's `threefry2x32` lowered unrolled on the CPU (jax lowers it there as a rolled
-  five-round loop, for compile time), the same bits without the step's `while` of tiny kernels.
-  It re-registers the primitive's CPU lowering in jax's private table, process-wide, so the
-  programs with `u` are compiled after every other (the peer's included), and each is also
-  compared with its set without `u` (added if not asked for).
+  five-round loop), the same bits without the step's `while` of tiny kernels. It re-registers
+  the primitive's CPU lowering in jax's private table (jax's unrolled rule, inlined), process-
+  wide, so the programs with `u` are compiled after every other (the peer's included); each is
+  compared bit for bit with its set without `u` (added if not asked for), and the tool checks
+  that its executable has fewer `while` loops than that set's (that the lowering took).
 - `x`: plain SGD in place of global-norm clipping and Adam: not a lever (it does not learn the
   same), a bound on what any change to the optimiser could gain.
 
@@ -102,6 +103,15 @@ def _fm_actor_critic(model: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
     return outs[0], outs[1][0]
 
 
+def _fm_categorical(logits_t: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`Categorical`'s log-probability of `action [B]` and entropy, both `[B]`, from unmasked
+    `[n_actions, B]` logits, over their first axis (transposing the logits to `[B, n_actions]`
+    makes the policy head's weight gradient a slow dot)."""
+    logp_t = jax.nn.log_softmax(logits_t, axis=0)
+    log_prob = jnp.take_along_axis(logp_t, action[None].astype(jnp.int32), axis=0)[0]
+    return log_prob, -jnp.sum(jnp.exp(logp_t) * logp_t, axis=0)
+
+
 def _actor(model: Any, x: jax.Array, use_dense: bool) -> jax.Array:
     """`[B, d_obs] -> [B, n_actions]` logits of `ActorCritic`'s actor."""
     for layer in model.actor.layers:
@@ -173,13 +183,10 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
 
     def loss_fn(params: Any, mb: Any, hp: Any) -> Any:
         model = eqx.combine(params, static)
-        if use_f:  # the loss's categorical terms on `[n_actions, B]` logits, not transposed
+        if use_f:
             logits_t, value = _fm_actor_critic(model, mb["obs"])
-            logp_t = jax.nn.log_softmax(logits_t, axis=0)
-            log_prob = jnp.take_along_axis(logp_t, mb["action"][None].astype(jnp.int32),
-                                           axis=0)[0]
-            return ppo_loss(log_prob, mb["log_prob"], mb["adv"],
-                            -jnp.sum(jnp.exp(logp_t) * logp_t, axis=0), value, mb["value"],
+            log_prob, entropy = _fm_categorical(logits_t, mb["action"])
+            return ppo_loss(log_prob, mb["log_prob"], mb["adv"], entropy, value, mb["value"],
                             mb["target"], hp, clip_value_loss=config.clip_value_loss,
                             normalize_advantages=config.normalize_advantages)
         if use_d:
@@ -329,6 +336,10 @@ def main() -> None:
     bad = [s for s in a.levers.split(",") if set(s) - set(LEVERS + "-")]
     if bad:
         ap.error(f"unknown lever letter in {', '.join(bad)}; letters: {LEVERS} ('-' for none)")
+    both = [s for s in sets if "d" in s and "f" in s]
+    if both:
+        ap.error(f"levers d and f both replace the SGD's layers (f wins, d would do nothing): "
+                 f"{', '.join(both)}; keep one")
     no_c = [s for s in sets if "t" in s and "c" not in s]
     if no_c:
         ap.error(f"lever t only acts with c (the rollout's actor-only pass): {', '.join(no_c)}; "
@@ -351,6 +362,12 @@ def main() -> None:
                                                                           a.seeds)
         progs[name] = (compiled, args, final_return)
         print(f"{name}: compiled in {compile_s:.2f} s", flush=True)
+    for s, b in base.items():  # the unrolled lowering took: fewer `while` loops than without it
+        loops = [progs[f"levers:{x}"][0].as_text().count(" while(") for x in (s, b)]
+        if loops[0] >= loops[1]:
+            raise SystemExit(f"lever u did not change the lowering: {loops[0]} while loops in "
+                             f"{s} against {loops[1]} in {b}")
+        print(f"levers:{s}: {loops[0]} while loops against {loops[1]} in {b}", flush=True)
     times: dict[str, list[float]] = {name: [] for name in progs}
     outs: dict[str, Any] = {}
     for r in range(a.repeats):  # interleaved, alternating the order
