@@ -16,6 +16,7 @@ import bench_ppo_levers  # noqa: E402
 def test_feature_major_actor_critic_matches_the_model_and_its_gradients():
     import rl_envs
     from rl_algos.common.policy import actor_critic_setup
+
     env = rl_envs.make("gymnax/CartPole-v1")
     config = bench_ppo_levers.bench_ppo.ours_config(500_000)  # the configuration the tool runs
     _, _, make_model, static, _ = actor_critic_setup(env, config, config.num_envs)
