@@ -10,7 +10,9 @@ apart (`jit(...).lower(...).compile()`, then the compiled call until `block_unti
 process CPU time of the call is reported beside its wall time); the programs run in interleaved
 repeats and the ratios are medians of the paired per-repeat ratios. Returns: ours and
 PureJaxRL-style, the mean return of the training episodes that ended in the last 5% of updates;
-rejax, its final policy over 64 evaluation episodes. The last column counts the HLO operations
+rejax, its final policy over 64 evaluation episodes. "ours-fast" is ours with
+`PPOConfig(fast_update=True)`, the same update in a faster arrangement (not the default: see
+docs/benchmarks.md). The last column counts the HLO operations
 executed per update per seed (`executed_ops`), a measure of work that the machine's load does not
 blur. Known differences: rejax clips gradients element-wise and keeps a constant learning rate
 with two optimisers (actor, critic); we and PureJaxRL clip by global norm and anneal the learning
@@ -34,22 +36,22 @@ HP = dict(num_envs=4, num_steps=128, num_epochs=4, num_minibatches=4, lr=2.5e-4,
           gae_lambda=0.95, clip_eps=0.2, ent_coef=0.01, vf_coef=0.5, max_grad_norm=0.5)
 
 
-def ours_config(timesteps: int):
-    """Our `PPOConfig` for PureJaxRL's CartPole settings (`HP`)."""
+def ours_config(timesteps: int, fast: bool = False):
+    """Our `PPOConfig` for PureJaxRL's CartPole settings (`HP`), with `fast_update` if `fast`."""
     from rl_algos import ppo
 
     return ppo.PPOConfig(total_timesteps=timesteps, num_envs=HP["num_envs"],
                          num_steps=HP["num_steps"], num_epochs=HP["num_epochs"],
                          num_minibatches=HP["num_minibatches"], activation="tanh",
-                         hidden_sizes=(64, 64))
+                         hidden_sizes=(64, 64), fast_update=fast)
 
 
-def ours(timesteps: int, n: int):
+def ours(timesteps: int, n: int, fast: bool = False):
     import rl_envs
     from rl_algos import ppo
     from rl_algos.common import hparams_as_arrays
 
-    cfg = ours_config(timesteps)
+    cfg = ours_config(timesteps, fast)
     hp = hparams_as_arrays(ppo.PPOHParams(**{k: HP[k] for k in ppo.PPOHParams._fields}))
     train = ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg)
     hps = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hp)
@@ -219,7 +221,8 @@ def main() -> None:
           f"{a.repeats} interleaved repeats (ours, {', '.join(peers)}, ours, ...)")
     print(f"{'seeds':>5} {'impl':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'return':>7} {'ops/update':>11}")
-    impls = (("ours", ours), *((p, PEERS[p]) for p in peers))
+    mine = {"ours": ours, "ours-fast": functools.partial(ours, fast=True)}
+    impls = (*mine.items(), *((p, PEERS[p]) for p in peers))
     for n in [int(s) for s in a.seeds.split(",")]:
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls}
         runs: dict[str, list] = {name: [] for name in progs}
@@ -238,14 +241,14 @@ def main() -> None:
             print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)
-        for peer in peers:
-            paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs[peer], strict=True)]
-            print(f"{n:>5} ours/{peer}: run, median of paired ratios "
+        for us, peer in ((u, p) for u in mine for p in peers):
+            paired = [o[0] / r[0] for o, r in zip(runs[us], runs[peer], strict=True)]
+            print(f"{n:>5} {us}/{peer}: run, median of paired ratios "
                   f"{float(np.median(paired)):.3f}x (per repeat "
                   f"{', '.join(f'{p:.3f}' for p in paired)}); ratio of medians "
-                  f"{res['ours']['run'] / res[peer]['run']:.3f}x; "
-                  f"cpu {res['ours']['cpu'] / res[peer]['cpu']:.2f}x; "
-                  f"compile {res['ours']['compile'] / res[peer]['compile']:.2f}x", flush=True)
+                  f"{res[us]['run'] / res[peer]['run']:.3f}x; "
+                  f"cpu {res[us]['cpu'] / res[peer]['cpu']:.2f}x; "
+                  f"compile {res[us]['compile'] / res[peer]['compile']:.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,39 @@ def test_rollout_shapes_and_true_next_observation(make_counter_env) -> None:
     np.testing.assert_array_equal(traj.info["episode_return"][:, 1], [2, 4, 6, 2, 4, 6, 2])
 
 
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_rollout_with_precomputed_resets_is_the_same_rollout(make_counter_env, with_mask) -> None:
+    """`precompute_resets` computes the same resets ahead (the counter's reset draws a random
+    offset, and a mask follows the new episode's state), so the whole rollout is identical."""
+    venv = VectorEnv(AutoReset(EpisodeStatistics(make_counter_env(
+        terminate_at=3, with_mask=with_mask))), 3)
+
+    def policy(ts, key):
+        return jax.random.randint(key, ts.reward.shape, 0, 3), {}
+
+    @jax.jit
+    def run(key):
+        state, ts = venv.reset(key)
+        return [rollout(venv, policy, state, ts, key, 11, precompute_resets=p)
+                for p in (False, True)]
+
+    ref, pre = run(KEY)
+    assert bool(jnp.any(ref[1].terminated))  # episodes did end (and reset) inside the rollout
+    offsets = np.asarray(ref[1].observation[..., 1])
+    assert len(np.unique(offsets)) > 3  # the resets are random
+    assert jax.tree.structure(ref) == jax.tree.structure(pre)
+    for a, b in zip(jax.tree.leaves(ref), jax.tree.leaves(pre), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_precomputed_resets_need_autoreset_under_the_vector_env(make_counter_env) -> None:
+    venv = VectorEnv(EpisodeStatistics(make_counter_env(terminate_at=3)), 2)
+    state, ts = venv.reset(KEY)
+    with pytest.raises(ValueError, match="AutoReset directly under its VectorEnv"):
+        rollout(venv, lambda ts, k: (jnp.zeros(2, jnp.int32), {}), state, ts, KEY, 2,
+                precompute_resets=True)
+
+
 # A toy algorithm: carry = (value, count); each update adds hparams to value and reports the
 # value before the update. After n updates value = init + n * hp.
 def _toy_algorithm(num_updates: int) -> Algorithm:

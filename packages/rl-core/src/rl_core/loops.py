@@ -16,6 +16,7 @@ from typing import Any
 import jax
 
 from rl_core.types import Algorithm, TimeStep, TrainResult, Transition
+from rl_core.wrappers import AutoReset, PresetReset, VectorEnv, Wrapper
 
 Policy = Callable[[TimeStep, jax.Array], tuple[jax.Array, dict[str, Any]]]
 StatefulPolicy = Callable[[TimeStep, Any, Any], tuple[jax.Array, dict[str, Any], Any]]
@@ -30,6 +31,7 @@ def rollout(
     num_steps: int,
     unroll: int = 1,
     policy_inputs: Any = None,
+    precompute_resets: bool = False,
 ) -> tuple[tuple[Any, TimeStep, jax.Array], Transition]:
     """Steps `env` (usually a `VectorEnv`) `num_steps` times with `policy(timestep, key) ->
     (action, extras)`. Returns the final `(env_state, timestep, key)` and a `Transition` whose
@@ -41,10 +43,18 @@ def rollout(
     environments' keys are split to the stack's `step_key_shape` (one key per environment, and per
     `AutoReset` one for the step and one for the reset) in one call. With `policy_inputs` (a
     pytree with a leading `[num_steps]` axis, e.g. the sampling noise of every step drawn at
-    once) the policy receives its step's slice instead of a key. `unroll` goes to `lax.scan`."""
+    once) the policy receives its step's slice instead of a key. `unroll` goes to `lax.scan`.
+
+    With `precompute_resets` (a stack whose `AutoReset` sits directly under its `VectorEnv`, as
+    `make_vector_env` builds it) the resets of every step are computed before the scan, in one
+    call batched over `[num_steps, N]`, and handed to `AutoReset` (`PresetReset`): the same
+    resets (`AutoReset` computes one at every step anyway, and keeps it where an episode ended),
+    without the reset's random-number loop inside each step, at the memory of `num_steps x N`
+    reset states. Batched over more environments, a reset whose arithmetic has reductions may
+    round differently."""
     (_, env_state, timestep, key), traj = _rollout(
         env, lambda ts, x, state: (*policy(ts, x), state), None, env_state, timestep, key,
-        num_steps, unroll, policy_inputs)
+        num_steps, unroll, policy_inputs, precompute_resets)
     return (env_state, timestep, key), traj
 
 
@@ -71,7 +81,8 @@ def recurrent_rollout(
 
 def _rollout(env: Any, policy: StatefulPolicy, policy_state: Any, env_state: Any,
              timestep: TimeStep, key: jax.Array, num_steps: int, unroll: int,
-             policy_inputs: Any) -> tuple[tuple[Any, Any, TimeStep, jax.Array], Transition]:
+             policy_inputs: Any, precompute_resets: bool = False,
+             ) -> tuple[tuple[Any, Any, TimeStep, jax.Array], Transition]:
     """The scan of both rollouts; a feed-forward policy's state is None (no leaves), so its
     program is the same as without one."""
 
@@ -100,10 +111,24 @@ def _rollout(env: Any, policy: StatefulPolicy, policy_state: Any, env_state: Any
         num_steps, *shape, *key.shape)
     if policy_inputs is None:
         policy_inputs = jax.random.split(k_policy, num_steps)
+    step_keys: Any = _preset_resets(env, env_keys) if precompute_resets else env_keys
     (policy_state, env_state, timestep), traj = jax.lax.scan(
-        one_step, (policy_state, env_state, timestep), (policy_inputs, env_keys), unroll=unroll
+        one_step, (policy_state, env_state, timestep), (policy_inputs, step_keys), unroll=unroll
     )
     return (policy_state, env_state, timestep, key), traj
+
+
+def _preset_resets(env: Any, env_keys: jax.Array) -> PresetReset:
+    """`env_keys [T, N, 2, ...]` (the rollout's step keys for `env`'s stack) with every step's
+    reset computed: `AutoReset`'s wrapped environment reset with each `[..., 1]` key."""
+    vec = env
+    while isinstance(vec, Wrapper) and not isinstance(vec, VectorEnv):
+        vec = vec.env
+    if not (isinstance(vec, VectorEnv) and isinstance(vec.env, AutoReset)):
+        raise ValueError("rollout(precompute_resets=True) needs a stack with AutoReset directly "
+                         f"under its VectorEnv (rl_algos' make_vector_env builds one), got {env!r}")
+    state, ts = jax.vmap(jax.vmap(vec.env.env.reset))(env_keys[:, :, 1])
+    return PresetReset(env_keys, state, ts)
 
 
 def scan_updates(algo: Algorithm, carry: Any, hparams: Any, length: int) -> tuple[Any, Any]:

@@ -66,9 +66,22 @@ class Wrapper:
         return f"{type(self).__name__}({self.env!r})"
 
 
-def key_batch_ndim(key: jax.Array) -> int:
+class PresetReset(NamedTuple):
+    """A step key that carries its environment's reset already computed (`rollout` with
+    `precompute_resets=True`): `AutoReset.step` steps with `key[0]` and takes `state` and
+    `timestep` (the wrapped environment's `reset(key[1])`) instead of computing the reset inside
+    the step. Wrappers pass it down as they pass a key; `VectorEnv` maps over its leaves."""
+
+    key: jax.Array  # the [2] keys AutoReset splits a key into: step, reset
+    state: Any
+    timestep: TimeStep
+
+
+def key_batch_ndim(key: Any) -> int:
     """Axes of `key` beyond those of one key (a typed key is `[]`, a raw `PRNGKey` `uint32[2]`):
-    0 for a single key, 1 for `[n]` keys, ..."""
+    0 for a single key, 1 for `[n]` keys, ... (of its `key` for a `PresetReset`)."""
+    if isinstance(key, PresetReset):
+        key = key.key
     typed = jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
     return key.ndim - (0 if typed else 1)
 
@@ -89,7 +102,7 @@ class AutoReset(Wrapper):
     truncated episode bootstraps from).
 
     `step` takes one key (split here into a step key and a reset key) or that pair already split,
-    `[2]` keys (see `Wrapper.step_key_shape`).
+    `[2]` keys (see `Wrapper.step_key_shape`), or a `PresetReset` carrying the reset computed.
     """
 
     @property
@@ -105,9 +118,13 @@ class AutoReset(Wrapper):
         return state, ts._replace(info=info)
 
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        key_step, key_reset = key if key_batch_ndim(key) else jax.random.split(key)
-        state_st, ts = self.env.step(state, action, key_step)
-        state_re, ts_re = self.env.reset(key_reset)
+        if isinstance(key, PresetReset):
+            state_st, ts = self.env.step(state, action, key.key[0])
+            state_re, ts_re = key.state, key.timestep
+        else:
+            key_step, key_reset = key if key_batch_ndim(key) else jax.random.split(key)
+            state_st, ts = self.env.step(state, action, key_step)
+            state_re, ts_re = self.env.reset(key_reset)
         done = jnp.logical_or(ts.terminated, ts.truncated)
         info = {**ts.info, "final_observation": ts.observation}
         for k in STATE_INFO_KEYS:

@@ -141,6 +141,25 @@ class DiagGaussian:
         return p[0]
 
 
+def log_prob_entropy_feature_major(dist: Any, out_t: jax.Array, log_std: jax.Array | None,
+                                   action: jax.Array, mask: jax.Array | None = None,
+                                   ) -> tuple[jax.Array, jax.Array]:
+    """`(log_prob [B], entropy [B])` of `action [B, ...]` under the distribution a network's
+    feature-major output `out_t [d_out, B]` (`actor_critic_feature_major`) parameterises, with
+    the legal-action `mask [B, n]` if any; `log_std` is a Gaussian's (else None). A categorical's
+    terms are taken over the first axis, where the logits are (transposing them back made the
+    policy head's weight gradient a slow dot on CPU); other distributions get `out_t.T`."""
+    if isinstance(dist, Categorical):
+        logits = jax.nn.log_softmax(out_t, axis=0)
+        if mask is not None:
+            logits = jax.nn.log_softmax(jnp.where(mask.T, logits, MASKED_LOGIT), axis=0)
+        log_prob = jnp.take_along_axis(logits, action[None].astype(jnp.int32), axis=0)[0]
+        return log_prob, -jnp.sum(jnp.exp(logits) * logits, axis=0)
+    out: Any = out_t.T if log_std is None else (out_t.T, log_std)
+    p = dist.params(out, mask)
+    return dist.log_prob(p, action), dist.entropy(p)
+
+
 def distribution_for(space: Any) -> Categorical | MultiCategorical | DiagGaussian:
     if isinstance(space, Discrete):
         return Categorical(space.n)

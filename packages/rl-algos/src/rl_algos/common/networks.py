@@ -145,14 +145,101 @@ class ActorCritic(eqx.Module):
 
     def __call__(self, x: jax.Array) -> tuple[Any, jax.Array]:
         x = x if self.torso is None else self.torso(x)
-        out: Any = self.policy_head(self.actor(x))
-        if self.log_std is not None:
-            out = (out, self.log_std)
-        return out, self.value_head(self.critic(x))[0]
+        return self._policy_output(x), self.value_head(self.critic(x))[0]
+
+    def _policy_output(self, features: jax.Array) -> Any:
+        out: Any = self.policy_head(self.actor(features))
+        return out if self.log_std is None else (out, self.log_std)
+
+    def policy(self, x: jax.Array) -> Any:
+        """The policy output alone (what `__call__` returns first), without the critic."""
+        return self._policy_output(x if self.torso is None else self.torso(x))
 
     def value(self, x: jax.Array) -> jax.Array:
         x = x if self.torso is None else self.torso(x)
         return self.value_head(self.critic(x))[0]
+
+
+@jax.custom_vjp
+def dense_fm(x_t: jax.Array, weight: jax.Array, bias: jax.Array) -> jax.Array:
+    """A linear layer on feature-major activations: `weight [d_out, d_in] @ x_t [d_in, B] +
+    bias -> [d_out, B]` (`eqx.nn.Linear`'s arithmetic, with the batch as the last axis)."""
+    return weight @ x_t + bias[:, None]
+
+
+def _dense_fm_fwd(x_t: jax.Array, weight: jax.Array, bias: jax.Array):
+    return dense_fm(x_t, weight, bias), (x_t, weight)
+
+
+def _dense_fm_bwd(res: tuple[jax.Array, jax.Array], g: jax.Array):
+    """`dx_t = W.T @ g` (only the small weight is transposed), `dW = g @ x_t.T` (both operands
+    contract their last, contiguous axis: no batch-sized transpose), `db = sum_b g`: the operand
+    orders that measured fastest on XLA's CPU backend (docs/benchmarks.md, PPO levers)."""
+    x_t, weight = res
+    return weight.T @ g, g @ x_t.T, jnp.sum(g, axis=1)
+
+
+dense_fm.defvjp(_dense_fm_fwd, _dense_fm_bwd)
+
+
+def actor_critic_feature_major(model: ActorCritic, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`model` on a batch `obs [B, d_obs]` with the MLPs run feature-major (activations
+    `[features, B]`, every layer `dense_fm`): `(policy output [d_out, B], values [B])`, the same
+    function as `jax.vmap(model)` up to float rounding (a Gaussian's `log_std` is left to the
+    caller). Why: in the SGD the batch is the long axis; batch-major layers make XLA's CPU
+    backend transpose batch-sized arrays for every weight gradient, feature-major ones do not
+    (`PPOConfig.fast_update`; docs/benchmarks.md)."""
+    x = obs if model.torso is None else jax.vmap(model.torso)(obs)
+    x_t = x.T
+    outs = []
+    for mlp, head in ((model.actor, model.policy_head), (model.critic, model.value_head)):
+        act, h = ACTIVATIONS[mlp.activation], x_t
+        for layer in mlp.layers:
+            h = act(dense_fm(h, *_weight_bias(layer)))
+        outs.append(dense_fm(h, *_weight_bias(head)))
+    return outs[0], outs[1][0]
+
+
+def _weight_bias(layer: eqx.nn.Linear) -> tuple[jax.Array, jax.Array]:
+    """`(W [d_out, d_in], b [d_out])` of a layer of these networks (`orthogonal_linear` always
+    gives one a bias)."""
+    if layer.bias is None:
+        raise ValueError("the batch-major and feature-major paths need layers with a bias")
+    return layer.weight, layer.bias
+
+
+def actor_weights_t(model: ActorCritic) -> list[tuple[jax.Array, jax.Array]]:
+    """The actor's layers and policy head as `(W.T [d_in, d_out], b)`, each transpose
+    materialised once (`optimization_barrier` keeps XLA from folding it back into the products):
+    for a rollout, whose every step then multiplies by a row-major `[d_in, d_out]` weight
+    instead of transposing inside the step."""
+    pairs = [_weight_bias(layer) for layer in [*model.actor.layers, model.policy_head]]
+    return [(jax.lax.optimization_barrier(w.T), b) for w, b in pairs]
+
+
+def policy_batch_major(model: ActorCritic, obs: jax.Array,
+                       weights_t: list[tuple[jax.Array, jax.Array]]) -> Any:
+    """`jax.vmap(model.policy)(obs [B, d_obs])` with every layer one `x @ W.T + b` over the batch,
+    from `weights_t = actor_weights_t(model)` (vmapping `eqx.nn.Linear` adds layout ops around
+    each product, costly inside a rollout's per-step loop on CPU); the same function up to float
+    rounding."""
+    x = obs if model.torso is None else jax.vmap(model.torso)(obs)
+    act = ACTIVATIONS[model.actor.activation]
+    for w_t, b in weights_t[:-1]:
+        x = act(x @ w_t + b)
+    out: Any = x @ weights_t[-1][0] + weights_t[-1][1]
+    return out if model.log_std is None else (out, model.log_std)
+
+
+def value_batch_major(model: ActorCritic, obs: jax.Array) -> jax.Array:
+    """`jax.vmap(model.value)(obs [B, d_obs]) -> [B]`, each layer `x @ W.T + b` (as
+    `policy_batch_major`)."""
+    x = obs if model.torso is None else jax.vmap(model.torso)(obs)
+    act = ACTIVATIONS[model.critic.activation]
+    for w, b in map(_weight_bias, model.critic.layers):
+        x = act(x @ w.T + b)
+    w, b = _weight_bias(model.value_head)
+    return (x @ w.T + b)[:, 0]
 
 
 def actor_critic_factory(dist: Any, d_obs: int, hidden: Sequence[int], activation: str,

@@ -9,6 +9,10 @@ the program is exactly the single-device one.
 One update = a rollout of `num_steps` on `num_envs` environments, GAE over it (bootstrapping on
 truncation, not on termination), then `num_epochs` passes of `num_minibatches` Adam steps on the
 clipped objective with global-norm gradient clipping and an optionally annealed learning rate.
+
+`config.fast_update` computes the same update in a faster arrangement (see `PPOConfig`): the
+rollout acts with the actor alone and precomputed resets, the critic values the whole rollout in
+one pass after it, the SGD runs the networks feature-major and shuffles with one sort.
 """
 
 from __future__ import annotations
@@ -22,10 +26,18 @@ import jax
 import jax.numpy as jnp
 
 from rl_algos.common.config import require
+from rl_algos.common.distributions import log_prob_entropy_feature_major
 from rl_algos.common.envs import episode_metrics
-from rl_algos.common.policy import actor_critic_setup, agent_fn
+from rl_algos.common.networks import (
+    actor_critic_feature_major,
+    actor_weights_t,
+    policy_batch_major,
+    value_batch_major,
+)
+from rl_algos.common.policy import actor_critic_setup, agent_fn, prepare_observation
 from rl_algos.common.returns import gae
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
+from rl_algos.common.shuffle import one_sort_permutation, permutation
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
 from rl_core import Agent, Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
@@ -72,13 +84,34 @@ def make_algorithm(
     def act(params: Any, ts: Any, noise: jax.Array):
         return policy.act(Agent(params), ts.observation, noise, False, ts.info.get("action_mask"))
 
-    def loss_fn(params: Any, mb: Any, hp: Any):
+    def act_actor(params: Any, weights_t: Any, ts: Any, noise: jax.Array):
+        """`act` without the critic (fast_update values the rollout after it), from the actor's
+        weights transposed once per rollout (`actor_weights_t`): the same action and
+        log-probability."""
+        model, mask = eqx.combine(params, static), ts.info.get("action_mask")
+        obs = prepare_observation(Agent(params), ts.observation)
+        p = dist.params(policy_batch_major(model, obs, weights_t), mask)
+        action = dist.sample_with(p, noise)
+        extras = {"log_prob": dist.log_prob(p, action)}
+        if mask is not None:
+            extras["action_mask"] = mask
+        return action, extras
+
+    def log_prob_entropy_value(params: Any, mb: Any):
+        """`(log_prob [B], entropy [B], value [B])` of the minibatch under `params`."""
         model = eqx.combine(params, static)
+        if config.fast_update:
+            out_t, value = actor_critic_feature_major(model, mb["obs"])
+            return (*log_prob_entropy_feature_major(dist, out_t, model.log_std, mb["action"],
+                                                    mb.get("action_mask")), value)
         out, value = jax.vmap(model)(mb["obs"])
         p = dist.params(out, mb.get("action_mask"))
+        return dist.log_prob(p, mb["action"]), dist.entropy(p), value
+
+    def loss_fn(params: Any, mb: Any, hp: Any):
+        log_prob, entropy, value = log_prob_entropy_value(params, mb)
         return ppo_loss(
-            dist.log_prob(p, mb["action"]), mb["log_prob"], mb["adv"],
-            dist.entropy(p), value, mb["value"], mb["target"], hp,
+            log_prob, mb["log_prob"], mb["adv"], entropy, value, mb["value"], mb["target"], hp,
             clip_value_loss=config.clip_value_loss,
             normalize_advantages=config.normalize_advantages,
             objective=objective,
@@ -91,12 +124,23 @@ def make_algorithm(
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_ = carry.train_state
         key, k_noise = jax.random.split(carry.key)
-        (env_state, timestep, key), traj = rollout(
-            venv, partial(act, ts_.params), carry.env_state, carry.timestep, key,
-            config.num_steps, policy_inputs=policy.noise(k_noise, (config.num_steps, num_envs)),
-        )
         model = eqx.combine(ts_.params, static)
-        next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
+        acting = (partial(act_actor, ts_.params, actor_weights_t(model)) if config.fast_update
+                  else partial(act, ts_.params))
+        (env_state, timestep, key), traj = rollout(
+            venv, acting,
+            carry.env_state, carry.timestep, key, config.num_steps,
+            policy_inputs=policy.noise(k_noise, (config.num_steps, num_envs)),
+            precompute_resets=config.fast_update,
+        )
+        if config.fast_update:  # every observation and true next observation in one pass
+            obs = jnp.concatenate([traj.observation, traj.next_observation]).reshape(
+                2 * batch_size, *traj.observation.shape[2:])
+            values = value_batch_major(model, obs).reshape(2, config.num_steps, num_envs)
+            traj = traj._replace(extras={**traj.extras, "value": values[0]})
+            next_values = values[1]
+        else:
+            next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
         adv, targets = gae(traj.reward, traj.extras["value"], next_values, traj.terminated,
                            traj.truncated, hp.gamma, hp.gae_lambda)
         batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
@@ -105,7 +149,8 @@ def make_algorithm(
         key, k_perm = jax.random.split(key)
         params, opt_state, metrics = sgd_epochs(
             partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
-            n_ep, n_mb, axis_name)
+            n_ep, n_mb, axis_name,
+            permute=one_sort_permutation if config.fast_update else permutation)
         episodes = episode_metrics(traj.info, traj.terminated, traj.truncated)
         if data_axis is not None:
             episodes = jax.lax.psum(episodes, data_axis.name)
