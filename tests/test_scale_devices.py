@@ -76,15 +76,18 @@ def test_data_parallel_learns_cartpole_like_one_device(tmp_path: Path) -> None:
 RL = shutil.which("rl") or str(Path(sys.executable).with_name("rl"))
 
 
-@pytest.mark.parametrize("algo", ["ppo", "dpo", "lpo"])
+@pytest.mark.parametrize("algo", ["ppo", "ppo-fast", "dpo", "lpo"])
 def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None:
-    """`rl run --data-parallel` for each algorithm that declares it (PPO, and DPO and LPO through
-    PPO's loop): 2 agents, each over 4 devices; one copy of each agent saved, loadable by the
-    evaluation path; and a batch that does not split over the devices is refused in one line."""
+    """`rl run --data-parallel` for each algorithm that declares it (PPO, also with its
+    `fast_update`, and DPO and LPO through PPO's loop): 2 agents, each over 4 devices; one copy
+    of each agent saved, loadable by the evaluation path; and a batch that does not split over
+    the devices is refused in one line."""
     env = {**subprocess_env(4), "RL_COMPILE_CACHE": "0"}
+    fast = algo.endswith("-fast")
+    algo = algo.removesuffix("-fast")
     argv = [RL, "run", "--algo", algo, "--env", "gymnax/CartPole-v1", "--data-parallel",
             "--num-seeds", "2", "--total-timesteps", "1024", "--set", "num_steps=16", "--set",
-            "num_minibatches=2", "--no-progress"]
+            "num_minibatches=2", "--no-progress", *(["--set", "fast_update=true"] if fast else [])]
     if algo == "lpo":  # LPO trains with an evolved drift: a fresh one stands in for it here
         import jax
 
@@ -112,7 +115,7 @@ def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None
     leaves = jax.tree.leaves(agents)
     assert leaves and all(x.shape[0] == 2 and np.all(np.isfinite(x)) for x in leaves)
 
-    if algo != "ppo":
+    if algo != "ppo" or fast:
         return
     bad = subprocess.run([*argv, "--set", "num_envs=6", "--logdir", str(tmp_path / "bad")],
                          capture_output=True, text=True, timeout=300, env=env)

@@ -35,7 +35,9 @@ behind a letter of `--levers`:
 The restatement with no letter (`levers:-`, always run) gives the current PPO's parameters bit
 for bit, and so does every program printed with `bitwise=True` (each is compared with the
 current PPO's final parameters). `d`, `c`, `s` and `f` change the float rounding or the random
-stream, so landing one moves every PPO-family result documented here; `r` does not. `t`, set
+stream, so making one the default would move every PPO-family result documented here; `r` does
+not. `c`, `t`, `r`, `s` and `f` together are in the product as `PPOConfig(fast_update=True)`, off
+by default for that reason (`tools/bench_ppo.py` times it as `ours-fast`). `t`, set
 against `c` alone, does not at this configuration's shapes, but does in general (a separate
 check: `x @ W.T` and the same product with `W.T` materialised differ in the last bits for
 one-row dots and 256-wide layers). Ratios are medians of paired per-repeat ratios over

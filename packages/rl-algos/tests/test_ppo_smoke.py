@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import rl_envs
 from rl_algos.common import hparams_as_arrays
@@ -77,10 +78,12 @@ def test_masked_env_keeps_the_contract() -> None:
     check_environment(MaskedChainEnv())
 
 
-def test_ppo_never_takes_an_illegal_action() -> None:
+@pytest.mark.parametrize("fast_update", [False, True])
+def test_ppo_never_takes_an_illegal_action(fast_update: bool) -> None:
     # 4 envs * 16 steps = 64 per update, 4 updates: 256 steps = 4 envs * 64 steps.
     config = PPOConfig(
-        total_timesteps=256, num_envs=4, num_steps=16, num_minibatches=2, num_epochs=2
+        total_timesteps=256, num_envs=4, num_steps=16, num_minibatches=2, num_epochs=2,
+        fast_update=fast_update,
     )
     res = jax.jit(make_train(MaskedChainEnv(), config))(
         jax.random.PRNGKey(1), hparams_as_arrays(PPOHParams())
