@@ -1,6 +1,6 @@
 """PPO throughput against the PureJaxRL-style single-file PPO and rejax, in one process.
 
-All three train CartPole-v1 at PureJaxRL's config (4 envs x 128 steps, 4 epochs x 4 minibatches,
+All train CartPole-v1 at PureJaxRL's config (4 envs x 128 steps, 4 epochs x 4 minibatches,
 gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.5e-4, two tanh
 layers of 64), for 1 seed and for 16 vmapped seeds (`--seeds`). "purejaxrl" is
 `tools/purejaxrl_ppo_repro.py` (flax + distrax + optax + gymnax, written after PureJaxRL's
@@ -218,7 +218,7 @@ def main() -> None:
         ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(sorted(PEERS))}")
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, "
           f"CartPole-v1, {a.timesteps:,} steps per seed; run times are medians over "
-          f"{a.repeats} interleaved repeats (ours, {', '.join(peers)}, ours, ...)")
+          f"{a.repeats} interleaved repeats (ours, ours-fast, {', '.join(peers)}, ours, ...)")
     print(f"{'seeds':>5} {'impl':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'return':>7} {'ops/update':>11}")
     mine = {"ours": ours, "ours-fast": functools.partial(ours, fast=True)}

@@ -13,7 +13,7 @@ behind a letter of `--levers`:
   observation of the rollout in one pass after it (values computed in a batch of 1,024).
 - `s`: one sort per permutation: random bits with their low `b = ceil(log2 n)` bits replaced by
   the index, instead of jax's two-round stable sort. Ties among the `32 - b` random bits keep
-  index order, so it is not exactly uniform (at n = 512 some tie occurs in ≈ 1.6% of draws).
+  index order, so it is not exactly uniform (at n = 512 some tie occurs in ≈ 1.5% of draws).
 - `t` (only with `c`): the rollout's actor layers use weights transposed once per update,
   `[in, out]`.
 - `r`: resets computed before the rollout for every step's reset key, one vmapped call, and
@@ -36,12 +36,13 @@ The restatement with no letter (`levers:-`, always run) gives the current PPO's 
 for bit, and so does every program printed with `bitwise=True` (each is compared with the
 current PPO's final parameters). `d`, `c`, `s` and `f` change the float rounding or the random
 stream, so making one the default would move every PPO-family result documented here; `r` does
-not. `c`, `t`, `r`, `s` and `f` together are in the product as `PPOConfig(fast_update=True)`, off
-by default for that reason (`tools/bench_ppo.py` times it as `ours-fast`). `t`, set
-against `c` alone, does not at this configuration's shapes, but does in general (a separate
-check: `x @ W.T` and the same product with `W.T` materialised differ in the last bits for
-one-row dots and 256-wide layers). Ratios are medians of paired per-repeat ratios over
-interleaved repeats, as in `tools/bench_ppo.py`.
+not; `t`, set against `c` alone, does not at this configuration's shapes, but does in general (a
+separate check: `x @ W.T` and the same product with `W.T` materialised differ in the last bits
+for one-row dots and 256-wide layers). `c`, `t`, `r`, `s` and `f` together are the product's
+`PPOConfig(fast_update=True)`, off by default for that reason (`tools/bench_ppo.py` times it as
+`ours-fast`); `f` and `s` here call the product's functions (`actor_critic_feature_major`,
+`log_prob_entropy_feature_major`, `one_sort_permutation`). Ratios are medians of paired
+per-repeat ratios over interleaved repeats, as in `tools/bench_ppo.py`.
 
     taskset -c 0 uv run --group bench python tools/bench_ppo_levers.py --seeds 1 --levers cstrf
 """
@@ -73,47 +74,6 @@ def _layer(x: jax.Array, layer: Any, use_dense: bool) -> jax.Array:
     return dense(x, layer.weight, layer.bias) if use_dense else x @ layer.weight.T + layer.bias
 
 
-@jax.custom_vjp
-def dense_fm(x_t: jax.Array, weight: jax.Array, bias: jax.Array) -> jax.Array:
-    """A feature-major layer: `weight [d_out, d_in] @ x_t [d_in, B] + bias -> [d_out, B]`."""
-    return weight @ x_t + bias[:, None]
-
-
-def _dense_fm_fwd(x_t: jax.Array, weight: jax.Array, bias: jax.Array):
-    return dense_fm(x_t, weight, bias), (x_t, weight)
-
-
-def _dense_fm_bwd(res: tuple[jax.Array, jax.Array], g: jax.Array):
-    """`dx_t = W.T @ g` (the dot transposes the small weight), `dW = g @ x_t.T` (both operands
-    contract their last axis: no transpose of a batch-sized array), `db = sum_b g`."""
-    x_t, weight = res
-    return weight.T @ g, g @ x_t.T, jnp.sum(g, axis=1)
-
-
-dense_fm.defvjp(_dense_fm_fwd, _dense_fm_bwd)
-
-
-def _fm_actor_critic(model: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """`obs [B, d_obs] -> (logits [n_actions, B], values [B])` through feature-major layers."""
-    outs = []
-    for layers, head in ((model.actor.layers, model.policy_head),
-                         (model.critic.layers, model.value_head)):
-        x = obs.T
-        for layer in layers:
-            x = jnp.tanh(dense_fm(x, layer.weight, layer.bias))
-        outs.append(dense_fm(x, head.weight, head.bias))
-    return outs[0], outs[1][0]
-
-
-def _fm_categorical(logits_t: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """`Categorical`'s log-probability of `action [B]` and entropy, both `[B]`, from unmasked
-    `[n_actions, B]` logits, over their first axis (transposing the logits to `[B, n_actions]`
-    makes the policy head's weight gradient a slow dot)."""
-    logp_t = jax.nn.log_softmax(logits_t, axis=0)
-    log_prob = jnp.take_along_axis(logp_t, action[None].astype(jnp.int32), axis=0)[0]
-    return log_prob, -jnp.sum(jnp.exp(logp_t) * logp_t, axis=0)
-
-
 def _actor(model: Any, x: jax.Array, use_dense: bool) -> jax.Array:
     """`[B, d_obs] -> [B, n_actions]` logits of `ActorCritic`'s actor."""
     for layer in model.actor.layers:
@@ -128,22 +88,15 @@ def _critic(model: Any, x: jax.Array, use_dense: bool) -> jax.Array:
     return _layer(x, model.value_head, use_dense)[..., 0]
 
 
-def _one_sort_permutation(key: jax.Array, n: int) -> jax.Array:
-    """A random permutation of `n` (`int32 [n]`) from one single-operand sort."""
-    b = max(1, (n - 1).bit_length())
-    low = jnp.uint32((1 << b) - 1)
-    keys = (jax.random.bits(key, (n,), jnp.uint32) & ~low) | jnp.arange(n, dtype=jnp.uint32)
-    return (jnp.sort(keys) & low).astype(jnp.int32)
-
-
 def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
     """PPO's `Algorithm` for the bench's configuration with `levers` (letters of `LEVERS`)."""
-    from rl_algos.common.distributions import Categorical
+    from rl_algos.common.distributions import Categorical, log_prob_entropy_feature_major
     from rl_algos.common.envs import episode_metrics
+    from rl_algos.common.networks import actor_critic_feature_major
     from rl_algos.common.policy import actor_critic_setup, agent_fn
     from rl_algos.common.returns import gae
     from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
-    from rl_algos.common.shuffle import permutation
+    from rl_algos.common.shuffle import one_sort_permutation, permutation
     from rl_algos.ppo.losses import ppo_loss
     from rl_core import (
         Algorithm,
@@ -186,8 +139,8 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
     def loss_fn(params: Any, mb: Any, hp: Any) -> Any:
         model = eqx.combine(params, static)
         if use_f:
-            logits_t, value = _fm_actor_critic(model, mb["obs"])
-            log_prob, entropy = _fm_categorical(logits_t, mb["action"])
+            logits_t, value = actor_critic_feature_major(model, mb["obs"])
+            log_prob, entropy = log_prob_entropy_feature_major(dist, logits_t, None, mb["action"])
             return ppo_loss(log_prob, mb["log_prob"], mb["adv"], entropy, value, mb["value"],
                             mb["target"], hp, clip_value_loss=config.clip_value_loss,
                             normalize_advantages=config.normalize_advantages)
@@ -281,7 +234,7 @@ def lever_algorithm(env: Any, config: Any, levers: str) -> Any:
         key, k_perm = jax.random.split(key)
         params, opt_state, metrics = sgd_epochs(
             partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
-            n_ep, n_mb, permute=_one_sort_permutation if use_s else permutation)
+            n_ep, n_mb, permute=one_sort_permutation if use_s else permutation)
         metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
         new_ts = TrainState(params, opt_state, ts_.step + 1)
         return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics

@@ -85,14 +85,28 @@ def test_feature_major_terms_and_gradients_equal_the_default(dist) -> None:
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
 
 
-def test_feature_major_with_an_image_torso() -> None:
+def test_every_path_with_an_image_torso() -> None:
+    """A shared convolution before the MLPs: outputs and gradients of the feature-major SGD
+    path, and the rollout's actor and batched critic, equal the model's."""
     dist = Categorical(4)
     model = _model(dist, image=(2, (3, 3, 2)), d_obs=2 + 18 + 3)
-    obs = jax.random.normal(jax.random.PRNGKey(2), (B, 23))
-    out_t, value = actor_critic_feature_major(model, obs)
-    out, v = jax.vmap(model)(obs)
-    np.testing.assert_allclose(out_t.T, out, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(value, v, rtol=1e-5, atol=1e-6)
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(2), 3)
+    obs, action = jax.random.normal(k1, (B, 23)), _actions(dist, k2)
+    weights = jax.random.normal(k3, (3, B))
+    params, static = eqx.partition(model, eqx.is_array)
+
+    def loss(fn, p):
+        return sum(jnp.sum(w * t) for w, t in
+                   zip(weights, fn(eqx.combine(p, static), dist, obs, action, None), strict=True))
+
+    g_ref, g_fast = (jax.grad(lambda p, f=f: loss(f, p))(params) for f in (_reference, _fast))
+    assert float(jnp.max(jnp.abs(g_ref.torso.kernel))) > 0
+    for a, b in zip(jax.tree.leaves(g_ref), jax.tree.leaves(g_fast), strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+    out, value = jax.vmap(model)(obs)
+    np.testing.assert_allclose(policy_batch_major(model, obs, actor_weights_t(model)), out,
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(value_batch_major(model, obs), value, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dist", DISTS, ids=lambda d: type(d).__name__)
@@ -150,3 +164,11 @@ def test_fast_update_runs_and_tracks_the_default_first_update(env_id, extra) -> 
         assert np.all(np.isfinite(np.asarray(v))), k
     np.testing.assert_allclose(fast.metrics["loss/entropy"], ref.metrics["loss/entropy"],
                                rtol=0.02)
+
+
+def test_ppo_rnn_refuses_fast_update() -> None:
+    from rl_algos.common.config import ConfigError
+    from rl_algos.ppo_rnn import PPORNNConfig
+
+    with pytest.raises(ConfigError, match="leave fast_update off"):
+        PPORNNConfig(fast_update=True).validate()

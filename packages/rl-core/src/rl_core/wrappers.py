@@ -72,9 +72,10 @@ class PresetReset(NamedTuple):
     `timestep` (the wrapped environment's `reset(key[1])`) instead of computing the reset inside
     the step. Wrappers pass it down as they pass a key; `VectorEnv` maps over its leaves."""
 
-    key: jax.Array  # the [2] keys AutoReset splits a key into: step, reset
-    state: Any
-    timestep: TimeStep
+    # Per environment (as `AutoReset` sees it); `rollout` builds it with leading [T, N] axes.
+    key: jax.Array  # [2, ...] keys, AutoReset's split of one key: step, reset
+    state: Any  # the reset state, the wrapped environment's leaves
+    timestep: TimeStep  # the reset's time step (observation, info)
 
 
 def key_batch_ndim(key: Any) -> int:

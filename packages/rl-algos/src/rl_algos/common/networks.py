@@ -189,8 +189,7 @@ def actor_critic_feature_major(model: ActorCritic, obs: jax.Array) -> tuple[jax.
     caller). Why: in the SGD the batch is the long axis; batch-major layers make XLA's CPU
     backend transpose batch-sized arrays for every weight gradient, feature-major ones do not
     (`PPOConfig.fast_update`; docs/benchmarks.md)."""
-    x = obs if model.torso is None else jax.vmap(model.torso)(obs)
-    x_t = x.T
+    x_t = _torso(model, obs).T
     outs = []
     for mlp, head in ((model.actor, model.policy_head), (model.critic, model.value_head)):
         act, h = ACTIVATIONS[mlp.activation], x_t
@@ -201,45 +200,58 @@ def actor_critic_feature_major(model: ActorCritic, obs: jax.Array) -> tuple[jax.
 
 
 def _weight_bias(layer: eqx.nn.Linear) -> tuple[jax.Array, jax.Array]:
-    """`(W [d_out, d_in], b [d_out])` of a layer of these networks (`orthogonal_linear` always
-    gives one a bias)."""
+    """`(W [d_out, d_in], b [d_out])` of a layer of these networks."""
     if layer.bias is None:
-        raise ValueError("the batch-major and feature-major paths need layers with a bias")
+        raise ValueError("the batch-major and feature-major paths need layers with a bias; "
+                         "build them with orthogonal_linear (as ActorCritic does)")
     return layer.weight, layer.bias
 
 
+def _materialised_t(weight: jax.Array) -> jax.Array:
+    """`weight.T`, materialised once on the CPU (`optimization_barrier` keeps XLA from folding
+    the transpose back into every product that uses it); elsewhere left to the products. Chosen
+    when the program is lowered for its device (`lax.platform_dependent`)."""
+    return jax.lax.platform_dependent(
+        weight, cpu=lambda w: jax.lax.optimization_barrier(w.T), default=lambda w: w.T)
+
+
 def actor_weights_t(model: ActorCritic) -> list[tuple[jax.Array, jax.Array]]:
-    """The actor's layers and policy head as `(W.T [d_in, d_out], b)`, each transpose
-    materialised once (`optimization_barrier` keeps XLA from folding it back into the products):
-    for a rollout, whose every step then multiplies by a row-major `[d_in, d_out]` weight
-    instead of transposing inside the step."""
+    """The actor's layers and policy head as `(W.T [d_in, d_out], b [d_out])`, for a rollout: on
+    the CPU each transpose is made once per rollout instead of inside every step (a step's
+    `[N, 64]` activation then multiplies a row-major weight: docs/benchmarks.md, lever `t`)."""
     pairs = [_weight_bias(layer) for layer in [*model.actor.layers, model.policy_head]]
-    return [(jax.lax.optimization_barrier(w.T), b) for w, b in pairs]
+    return [(_materialised_t(w), b) for w, b in pairs]
+
+
+def _mlp_batch_major(x: jax.Array, weights_t: list[tuple[jax.Array, jax.Array]],
+                     activation: str) -> jax.Array:
+    """`x [B, d_in]` through layers given as `(W.T, b)`, each one `x @ W.T + b` over the whole
+    batch, the activation after every layer but the last: `[B, d_out]`."""
+    act = ACTIVATIONS[activation]
+    for w_t, b in weights_t[:-1]:
+        x = act(x @ w_t + b)
+    return x @ weights_t[-1][0] + weights_t[-1][1]
+
+
+def _torso(model: ActorCritic, obs: jax.Array) -> jax.Array:
+    return obs if model.torso is None else jax.vmap(model.torso)(obs)
 
 
 def policy_batch_major(model: ActorCritic, obs: jax.Array,
                        weights_t: list[tuple[jax.Array, jax.Array]]) -> Any:
-    """`jax.vmap(model.policy)(obs [B, d_obs])` with every layer one `x @ W.T + b` over the batch,
-    from `weights_t = actor_weights_t(model)` (vmapping `eqx.nn.Linear` adds layout ops around
-    each product, costly inside a rollout's per-step loop on CPU); the same function up to float
+    """`jax.vmap(model.policy)(obs [B, d_obs])` with every layer one product over the batch, from
+    `weights_t = actor_weights_t(model)` (vmapping `eqx.nn.Linear` adds layout ops around each
+    product, costly inside a rollout's per-step loop on CPU); the same function up to float
     rounding."""
-    x = obs if model.torso is None else jax.vmap(model.torso)(obs)
-    act = ACTIVATIONS[model.actor.activation]
-    for w_t, b in weights_t[:-1]:
-        x = act(x @ w_t + b)
-    out: Any = x @ weights_t[-1][0] + weights_t[-1][1]
+    out: Any = _mlp_batch_major(_torso(model, obs), weights_t, model.actor.activation)
     return out if model.log_std is None else (out, model.log_std)
 
 
 def value_batch_major(model: ActorCritic, obs: jax.Array) -> jax.Array:
-    """`jax.vmap(model.value)(obs [B, d_obs]) -> [B]`, each layer `x @ W.T + b` (as
-    `policy_batch_major`)."""
-    x = obs if model.torso is None else jax.vmap(model.torso)(obs)
-    act = ACTIVATIONS[model.critic.activation]
-    for w, b in map(_weight_bias, model.critic.layers):
-        x = act(x @ w.T + b)
-    w, b = _weight_bias(model.value_head)
-    return (x @ w.T + b)[:, 0]
+    """`jax.vmap(model.value)(obs [B, d_obs]) -> [B]`, every layer one product over the batch."""
+    pairs = [_weight_bias(layer) for layer in [*model.critic.layers, model.value_head]]
+    return _mlp_batch_major(_torso(model, obs), [(w.T, b) for w, b in pairs],
+                            model.critic.activation)[:, 0]
 
 
 def actor_critic_factory(dist: Any, d_obs: int, hidden: Sequence[int], activation: str,

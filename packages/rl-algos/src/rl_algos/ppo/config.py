@@ -36,7 +36,8 @@ class PPOConfig(MinibatchConfig):
     # (`rl_core.rollout(precompute_resets=True)`), the critic values the rollout's observations
     # and true next observations in one pass after it, the SGD runs the MLPs feature-major
     # (`actor_critic_feature_major`) and draws each epoch's order with one sort
-    # (`one_sort_permutation`). Same losses and estimator; different float rounding and shuffle
+    # (`one_sort_permutation`, for batches up to 1,024; larger ones, every preset but
+    # classic_control's, keep the exact `permutation`). Same losses and estimator; different float rounding and shuffle
     # stream, so runs differ from the default's. Off by default: the documented results were
     # measured without it.
     fast_update: bool = False

@@ -29,6 +29,8 @@ class PPORNNConfig(PPOConfig):
                 f"num_minibatches={self.num_minibatches} must divide num_envs={self.num_envs}: "
                 "recurrent minibatches are whole environments' sequences")
         require(not self.cnn_part, "ppo_rnn has no convolutional torso; leave cnn_part empty")
+        require(not self.fast_update, "fast_update is PPO's feed-forward update arrangement; "
+                "ppo_rnn has none, so leave fast_update off")
 
 
 # Defaults per environment family: (static overrides, hparam overrides), the settings measured
