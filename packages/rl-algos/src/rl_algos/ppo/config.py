@@ -37,9 +37,9 @@ class PPOConfig(MinibatchConfig):
     # and true next observations in one pass after it, the SGD runs the MLPs feature-major
     # (`actor_critic_feature_major`) and draws each epoch's order with one sort
     # (`one_sort_permutation`, for batches up to 1,024; larger ones, every preset but
-    # classic_control's, keep the exact `permutation`). Same losses and estimator; different float rounding and shuffle
-    # stream, so runs differ from the default's. Off by default: the documented results were
-    # measured without it.
+    # classic_control's, keep the exact `permutation`). Same losses and estimator; different
+    # float rounding (and shuffle stream), so runs differ from the default's. Off by default: the
+    # documented results were measured without it.
     fast_update: bool = False
 
     def validate(self) -> None:
