@@ -25,16 +25,18 @@ MASKED_LOGIT = -1e9
 
 
 class Categorical:
-    """Softmax over `n` actions; illegal actions (mask False) get probability exactly 0."""
+    """Softmax over `n` actions; illegal actions (mask False) get probability exactly 0. `axis`
+    is where the `n` actions lie in `out`, the logits and the mask (the last axis; the first for
+    a feature-major network's `[n, B]` output, `log_prob_entropy_feature_major`)."""
 
     def __init__(self, n: int):
         self.n = n
         self.output_size = n
 
-    def params(self, out: jax.Array, mask: jax.Array | None = None) -> jax.Array:
-        logits = jax.nn.log_softmax(out)
+    def params(self, out: jax.Array, mask: jax.Array | None = None, axis: int = -1) -> jax.Array:
+        logits = jax.nn.log_softmax(out, axis=axis)
         if mask is not None:
-            logits = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
+            logits = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT), axis=axis)
         return logits
 
     def noise(self, key: jax.Array, batch_shape: tuple[int, ...]) -> jax.Array:
@@ -48,11 +50,12 @@ class Categorical:
     def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
         return self.sample_with(logits, self.noise(key, logits.shape[:-1]))
 
-    def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
-        return jnp.take_along_axis(logits, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
+    def log_prob(self, logits: jax.Array, action: jax.Array, axis: int = -1) -> jax.Array:
+        index = jnp.expand_dims(action, axis).astype(jnp.int32)
+        return jnp.take_along_axis(logits, index, axis=axis).squeeze(axis)
 
-    def entropy(self, logits: jax.Array) -> jax.Array:
-        return -jnp.sum(jnp.exp(logits) * logits, axis=-1)
+    def entropy(self, logits: jax.Array, axis: int = -1) -> jax.Array:
+        return -jnp.sum(jnp.exp(logits) * logits, axis=axis)
 
     def mode(self, logits: jax.Array) -> jax.Array:
         return jnp.argmax(logits, axis=-1).astype(jnp.int32)
@@ -150,11 +153,8 @@ def log_prob_entropy_feature_major(dist: Any, out_t: jax.Array, log_std: jax.Arr
     terms are taken over the first axis, where the logits are (transposing them back made the
     policy head's weight gradient a slow dot on CPU); other distributions get `out_t.T`."""
     if isinstance(dist, Categorical):
-        logits = jax.nn.log_softmax(out_t, axis=0)
-        if mask is not None:
-            logits = jax.nn.log_softmax(jnp.where(mask.T, logits, MASKED_LOGIT), axis=0)
-        log_prob = jnp.take_along_axis(logits, action[None].astype(jnp.int32), axis=0)[0]
-        return log_prob, -jnp.sum(jnp.exp(logits) * logits, axis=0)
+        logits = dist.params(out_t, None if mask is None else mask.T, axis=0)
+        return dist.log_prob(logits, action, axis=0), dist.entropy(logits, axis=0)
     out: Any = out_t.T if log_std is None else (out_t.T, log_std)
     p = dist.params(out, mask)
     return dist.log_prob(p, action), dist.entropy(p)

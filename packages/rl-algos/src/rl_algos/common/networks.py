@@ -145,15 +145,10 @@ class ActorCritic(eqx.Module):
 
     def __call__(self, x: jax.Array) -> tuple[Any, jax.Array]:
         x = x if self.torso is None else self.torso(x)
-        return self._policy_output(x), self.value_head(self.critic(x))[0]
-
-    def _policy_output(self, features: jax.Array) -> Any:
-        out: Any = self.policy_head(self.actor(features))
-        return out if self.log_std is None else (out, self.log_std)
-
-    def policy(self, x: jax.Array) -> Any:
-        """The policy output alone (what `__call__` returns first), without the critic."""
-        return self._policy_output(x if self.torso is None else self.torso(x))
+        out: Any = self.policy_head(self.actor(x))
+        if self.log_std is not None:
+            out = (out, self.log_std)
+        return out, self.value_head(self.critic(x))[0]
 
     def value(self, x: jax.Array) -> jax.Array:
         x = x if self.torso is None else self.torso(x)
@@ -239,10 +234,10 @@ def _torso(model: ActorCritic, obs: jax.Array) -> jax.Array:
 
 def policy_batch_major(model: ActorCritic, obs: jax.Array,
                        weights_t: list[tuple[jax.Array, jax.Array]]) -> Any:
-    """`jax.vmap(model.policy)(obs [B, d_obs])` with every layer one product over the batch, from
-    `weights_t = actor_weights_t(model)` (vmapping `eqx.nn.Linear` adds layout ops around each
-    product, costly inside a rollout's per-step loop on CPU); the same function up to float
-    rounding."""
+    """The policy output of `jax.vmap(model)(obs [B, d_obs])` without the critic, every layer one
+    product over the batch, from `weights_t = actor_weights_t(model)` (vmapping `eqx.nn.Linear`
+    adds layout ops around each product, costly inside a rollout's per-step loop on CPU); the
+    same function up to float rounding."""
     out: Any = _mlp_batch_major(_torso(model, obs), weights_t, model.actor.activation)
     return out if model.log_std is None else (out, model.log_std)
 

@@ -104,6 +104,19 @@ def actor_critic_setup(env: Any, config: Any, num_envs: int) -> ActorCriticSetup
                             model_structure(make_model)[1], actor_critic_policy(env, config))
 
 
+def act_from_output(dist: Any, out: Any, noise: Any, deterministic: bool,
+                    mask: jax.Array | None = None) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """An action from a batch of policy outputs `out` (`[N, d_out]`, a Gaussian's with its
+    `log_std`) under `dist`, legal under `mask [N, n]` if any: the most probable one if
+    `deterministic`, else a sample from `noise`. Extras: its log-probability (and the mask)."""
+    p = dist.params(out, mask)
+    action = dist.mode(p) if deterministic else dist.sample_with(p, noise)
+    extras = {"log_prob": dist.log_prob(p, action)}
+    if mask is not None:
+        extras["action_mask"] = mask
+    return action, extras
+
+
 def actor_critic_policy(env: Any, config: Any) -> Policy:
     """The policy of the actor-critic methods (PPO, DPO, LPO, VPG): the actor over the flattened
     (and, with saved statistics, normalised) observation. Greedy: the most probable legal action
@@ -118,11 +131,7 @@ def actor_critic_policy(env: Any, config: Any) -> Policy:
             mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
         model = eqx.combine(agent.params, static)
         out, value = jax.vmap(model)(prepare_observation(agent, obs))
-        p = dist.params(out, mask)
-        action = dist.mode(p) if deterministic else dist.sample_with(p, noise)
-        extras = {"log_prob": dist.log_prob(p, action), "value": value}
-        if mask is not None:
-            extras["action_mask"] = mask
-        return action, extras
+        action, extras = act_from_output(dist, out, noise, deterministic, mask)
+        return action, {**extras, "value": value}
 
     return Policy(like, act, dist.noise)

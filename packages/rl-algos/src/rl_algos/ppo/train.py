@@ -34,7 +34,12 @@ from rl_algos.common.networks import (
     policy_batch_major,
     value_batch_major,
 )
-from rl_algos.common.policy import actor_critic_setup, agent_fn, prepare_observation
+from rl_algos.common.policy import (
+    act_from_output,
+    actor_critic_setup,
+    agent_fn,
+    prepare_observation,
+)
 from rl_algos.common.returns import gae
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.common.shuffle import one_sort_permutation, permutation
@@ -88,14 +93,10 @@ def make_algorithm(
         """`act` without the critic (fast_update values the rollout after it), from the actor's
         weights transposed once per rollout (`actor_weights_t`): the same action and
         log-probability."""
-        model, mask = eqx.combine(params, static), ts.info.get("action_mask")
-        obs = prepare_observation(Agent(params), ts.observation)
-        p = dist.params(policy_batch_major(model, obs, weights_t), mask)
-        action = dist.sample_with(p, noise)
-        extras = {"log_prob": dist.log_prob(p, action)}
-        if mask is not None:
-            extras["action_mask"] = mask
-        return action, extras
+        model = eqx.combine(params, static)
+        out = policy_batch_major(model, prepare_observation(Agent(params), ts.observation),
+                                 weights_t)
+        return act_from_output(dist, out, noise, False, ts.info.get("action_mask"))
 
     def log_prob_entropy_value(params: Any, mb: Any):
         """`(log_prob [B], entropy [B], value [B])` of the minibatch under `params`."""
