@@ -6,8 +6,11 @@ the evaluation policy act as training did)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import inspect
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -15,8 +18,17 @@ import pytest
 
 import rl_algos
 import rl_envs
-from rl_algos.registry import PRESET_FAMILIES
-from rl_core import Box, Discrete, MultiDiscrete, TimeStep, check_algorithm, check_environment
+from rl_algos import Preset
+from rl_algos.registry import FOLDERS
+from rl_core import (
+    FAMILIES,
+    Box,
+    Discrete,
+    MultiDiscrete,
+    TimeStep,
+    check_algorithm,
+    check_environment,
+)
 
 
 class MaskedMultiDiscreteEnv:
@@ -88,19 +100,60 @@ def test_declared_capabilities_match_the_code(name) -> None:
     spec = rl_algos.get(name)
     takes_axis = "data_axis" in inspect.signature(spec.make_algorithm).parameters
     assert spec.data_parallel == takes_axis
-    assert set(spec.presets) <= PRESET_FAMILIES
+    assert set(spec.presets) <= FAMILIES
 
 
-def test_preset_families_are_real() -> None:
+def test_the_adapters_and_the_presets_share_one_family_vocabulary() -> None:
+    """Every family an adapter gives is one of `rl_core.FAMILIES`, and every name there but
+    'continuous_control' (the presets' name for Box-action tasks) is some environment's."""
     families = {rl_envs.family(env_id) for env_id in rl_envs.all_ids()}
-    assert PRESET_FAMILIES - {"continuous_control"} <= families, (
-        PRESET_FAMILIES - {"continuous_control"} - families)
+    assert families <= FAMILIES, families - FAMILIES
+    assert FAMILIES - {"continuous_control"} <= families, (
+        FAMILIES - {"continuous_control"} - families)
+
+
+def _algos_imported(path: Path) -> set[str]:
+    """The `rl_algos.<folder>` packages that a source file imports (absolute imports only: the
+    package uses no relative ones, which this test would also need to read)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: relative import"
+            mods = [node.module or ""]
+            if node.module == "rl_algos":
+                mods = [f"rl_algos.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        else:
+            continue
+        names |= {m.split(".")[1] for m in mods if m.startswith("rl_algos.")}
+    return names
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_an_algorithm_imports_no_sibling(folder) -> None:
+    """An algorithm folder imports rl_core, `rl_algos.common` and, when its spec declares that it
+    `extends` one, that algorithm's folder: nothing else of the registry's, so a change to one
+    algorithm cannot break another behind its back."""
+    spec = importlib.import_module(f"rl_algos.{folder}.spec").SPEC
+    allowed = {"common", folder} | ({spec.extends} if spec.extends else set())
+    assert spec.extends is None or spec.extends in FOLDERS
+    root = Path(rl_algos.__file__).parent / folder
+    for path in sorted(root.rglob("*.py")):
+        stray = _algos_imported(path) - allowed
+        assert not stray, f"{path.relative_to(root.parent)} imports the sibling(s) {sorted(stray)}"
+
+
+def test_the_shared_blocks_import_no_algorithm() -> None:
+    root = Path(rl_algos.__file__).parent / "common"
+    for path in sorted(root.rglob("*.py")):
+        assert _algos_imported(path) <= {"common"}, path
 
 
 def test_a_misspelt_preset_family_is_refused() -> None:
     spec = rl_algos.get("ppo")
     with pytest.raises(ValueError, match="name no environment family"):
-        dataclasses.replace(spec, presets={"clasic_control": ({}, {})})
+        dataclasses.replace(spec, presets={"clasic_control": Preset()})
 
 
 def test_check_algorithm_catches_a_training_policy_that_differs() -> None:

@@ -25,7 +25,7 @@ def test_other_families_are_unchanged() -> None:
 
 
 def test_the_brax_preset_is_a_valid_configuration() -> None:
-    static, hparams = registry.get("ppo").presets["brax"]
+    static, hparams, _ = registry.get("ppo").presets["brax"]
     PPOConfig(**static).validate()
     PPOHParams(**hparams).validate()
     assert static["normalize_observations"] and static["normalize_rewards"]

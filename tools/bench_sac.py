@@ -109,7 +109,7 @@ def our_config(timesteps: int):
     """The `classic_control` preset with `total_timesteps=timesteps`, checked against `HP`."""
     from rl_algos import sac
 
-    static, hparams = sac.PRESETS["classic_control"]
+    static, hparams, _ = sac.PRESETS["classic_control"]
     cfg = sac.SACConfig(**{**static, "total_timesteps": timesteps})
     expected = dict(num_envs=HP["num_envs"], num_steps=1, gradient_steps=1,
                     batch_size=HP["batch_size"], buffer_size=HP["buffer_size"],

@@ -230,7 +230,8 @@ def learn_only(timesteps: int) -> float:
     outside the networks' arithmetic could gain."""
     import equinox as eqx
 
-    from rl_algos.td3.networks import Actor, TwinCritic
+    from rl_algos.common.dense import TwinCritic
+    from rl_algos.td3.networks import Actor
     from rl_algos.td3.train import TD3Params, make_learn, optimizers
 
     key, b, h, d = jax.random.PRNGKey(0), HP["batch_size"], HP["hidden"], HP["policy_delay"]

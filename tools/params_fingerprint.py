@@ -34,6 +34,13 @@ CASES = [
     ("td3", "gymnax/Pendulum-v1", "classic_control",
      dict(total_timesteps=4 * 2 * 800, learning_starts=4000)),
     ("qlearning", "native/GridWorld", None, None),
+    ("lpo", "gymnax/CartPole-v1", None, dict(total_timesteps=4 * 128 * 3)),
+    ("ppo_rnn", "gymnax/CartPole-v1", "classic_control", dict(total_timesteps=8 * 32 * 3)),
+    ("pqn_rnn", "gymnax/CartPole-v1", "classic_control", dict(total_timesteps=32 * 64 * 2)),
+    ("dqn", "gymnax/CartPole-v1", "classic_control",
+     dict(total_timesteps=10 * 300, learning_starts=1000)),
+    ("sac", "gymnax/Pendulum-v1", "classic_control",
+     dict(total_timesteps=600, learning_starts=300)),
 ]
 
 
@@ -47,9 +54,9 @@ def digest(tree) -> str:
 def main() -> None:
     for algo, env_id, preset, static in CASES:
         spec = rl_algos.get(algo)
-        s_kw, h_kw = spec.presets[preset] if preset else ({}, {})
+        s_kw, h_kw, _ = spec.presets[preset] if preset else ({}, {}, {})
         config = spec.config_cls(**{**s_kw, **(static or {})})
-        hparams = spec.hparams_cls(**h_kw)
+        hparams = spec.default_hparams()._replace(**h_kw)
         env = rl_envs.make(env_id)
         train = make_train(spec.make_algorithm(env, config))
         keys = jnp.stack([jax.random.PRNGKey(s) for s in (0, 1)])

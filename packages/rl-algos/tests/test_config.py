@@ -6,9 +6,9 @@ import jax.numpy as jnp
 import pytest
 
 import rl_algos
-from rl_algos import ConfigError
+from rl_algos import ALGORITHMS, ConfigError
 from rl_algos.common import hparams_as_arrays
-from rl_algos.ppo import PRESETS, PPOConfig, PPOHParams
+from rl_algos.ppo import PPOConfig, PPOHParams
 from rl_core import Box, Discrete, MultiDiscrete
 
 
@@ -62,10 +62,13 @@ def test_config_error_is_a_value_error() -> None:
     assert issubclass(ConfigError, ValueError)
 
 
-def test_presets_are_valid() -> None:
-    for static, hp in PRESETS.values():
-        PPOConfig(**static).validate()
-        PPOHParams(**hp).validate()
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_presets_are_valid(name) -> None:
+    """Every preset of every registered algorithm builds a valid config and hyperparameters."""
+    spec = ALGORITHMS[name]
+    for preset in spec.presets.values():
+        spec.config_cls(**preset.config).validate()
+        spec.default_hparams()._replace(**preset.hparams).validate()
 
 
 def test_hparams_as_arrays() -> None:

@@ -14,6 +14,7 @@ import pytest
 import rl_envs
 from rl_algos import ConfigError, get
 from rl_algos.common import hparams_as_arrays
+from rl_algos.common.qvalues import epsilon_at
 from rl_algos.common.replay import ReplayBuffer
 from rl_algos.dqn import (
     PRESETS,
@@ -28,7 +29,6 @@ from rl_algos.dqn import (
     td_loss,
 )
 from rl_algos.dqn.train import n_step_batch
-from rl_algos.pqn.train import epsilon_at
 from rl_core import Box, Discrete, TimeStep
 
 T, F = True, False
@@ -237,7 +237,7 @@ def test_refusals_and_presets() -> None:
         DQNHParams(tau=0.0).validate()
     spec = get("dqn")
     assert spec.action_masks and spec.action_spaces == (Discrete,)
-    for static, hps in PRESETS.values():
+    for static, hps, _ in PRESETS.values():
         DQNConfig(**static).validate()
         DQNHParams(**hps).validate()
 
@@ -254,7 +254,7 @@ def test_dqn_learns_cartpole() -> None:
     of the last 5% of updates (ε = 0.01 exploring) must average >= 475 of the 500 possible; a
     random policy scores ~22. docs/algorithms.md has the figures."""
     env = rl_envs.make("gymnax/CartPole-v1")
-    static, hps = get("dqn").presets["classic_control"]
+    static, hps, _ = get("dqn").presets["classic_control"]
     train = make_train(env, DQNConfig(**static))
     hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (8,)), hparams_as_arrays(DQNHParams(**hps)))
     out = jax.jit(jax.vmap(train))(jax.random.split(jax.random.PRNGKey(0), 8), hp)

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from rl_algos.common.policy import actor_critic_policy
+from rl_algos.common.qvalues import epsilon_greedy
 from rl_algos.ppo import PPOConfig
-from rl_algos.pqn import PQNConfig, epsilon_greedy, make_policy
+from rl_algos.pqn import PQNConfig, make_policy
 from rl_core import Box, Discrete
 
 N, A = 4096, 7

@@ -10,8 +10,8 @@ import numpy as np
 import rl_envs
 from rl_algos import get
 from rl_algos.common import hparams_as_arrays
-from rl_algos.pqn import PQNConfig, PQNHParams, make_train, q_lambda_returns
-from rl_algos.pqn.train import epsilon_at, masked_max
+from rl_algos.common.qvalues import epsilon_at, masked_max, q_lambda_returns
+from rl_algos.pqn import PQNConfig, PQNHParams, make_train
 from rl_core import Box, Discrete, TimeStep, final_return
 
 R = jnp.array([1.0, 2.0, 3.0])
@@ -109,7 +109,7 @@ def test_pqn_learns_cartpole() -> None:
     """Two seeds on a shortened budget must pass a return far above a random policy's (~22).
     The 8-seed, 5e5-step figures are in docs/algorithms.md."""
     env = rl_envs.make("gymnax/CartPole-v1")
-    static, hparams = get("pqn").presets["classic_control"]
+    static, hparams, _ = get("pqn").presets["classic_control"]
     config = PQNConfig(**{**static, "total_timesteps": 200_000})
     train = make_train(env, config)
     keys = jax.random.split(jax.random.PRNGKey(0), 2)

@@ -134,7 +134,7 @@ def test_pqn_rnn_learns_memory_chain() -> None:
     end (+1 right, -1 wrong); without memory the return stays at chance (0). Two seeds of the
     bsuite preset must pass 0.8 (docs/algorithms.md has 8 seeds against feed-forward PQN)."""
     env = rl_envs.make("gymnax/MemoryChain-bsuite")
-    static, hparams = get("pqn_rnn").presets["bsuite"]
+    static, hparams, _ = get("pqn_rnn").presets["bsuite"]
     train = make_train(env, PQNRNNConfig(**static))
     hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (2,)),
                       hparams_as_arrays(PQNHParams(**hparams)))

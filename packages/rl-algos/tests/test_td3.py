@@ -12,18 +12,16 @@ import pytest
 import rl_envs
 from rl_algos import ConfigError, get
 from rl_algos.common import hparams_as_arrays
+from rl_algos.common.dense import TwinCritic, critic_loss, dense
 from rl_algos.td3 import (
     PRESETS,
     TD3Config,
     TD3HParams,
-    TwinCritic,
     actor_loss,
     clipped_double_q_target,
-    critic_loss,
     make_algorithm,
     smoothed_target_action,
 )
-from rl_algos.td3.networks import dense
 from rl_algos.td3.train import polyak
 from rl_core import Box, Discrete, TimeStep, final_return
 
@@ -160,7 +158,7 @@ def test_presets_follow_the_family() -> None:
     # algorithms for every action space keep choosing 'continuous_control' for Box actions
     assert get("ppo").default_preset("classic_control", pendulum.action_space) == \
         "continuous_control"
-    for static, hps in PRESETS.values():
+    for static, hps, _ in PRESETS.values():
         TD3Config(**static).validate()
         TD3HParams(**hps).validate()
 
@@ -171,7 +169,7 @@ def test_td3_learns_pendulum() -> None:
     training episodes (with exploration noise) of the last 5% of updates must beat -600."""
     from rl_algos.td3 import make_train
 
-    static, hps = PRESETS["classic_control"]
+    static, hps, _ = PRESETS["classic_control"]
     cfg = TD3Config(**{**static, "total_timesteps": 40_000})
     train = make_train(rl_envs.make("gymnax/Pendulum-v1"), cfg)
     hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (2,)), hparams_as_arrays(TD3HParams(**hps)))

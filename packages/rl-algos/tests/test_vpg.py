@@ -67,7 +67,7 @@ def test_vpg_one_policy_step_per_update_and_value_fitting() -> None:
 def test_vpg_continuous_smoke() -> None:
     env = rl_envs.make("gymnax/Pendulum-v1")
     spec = get("vpg")
-    static, hp = spec.presets["continuous_control"]
+    static, hp, _ = spec.presets["continuous_control"]
     config = VPGConfig(**{**static, "total_timesteps": 2 * 16 * 8, "num_envs": 16,
                           "num_steps": 8})
     res = jax.jit(make_train(env, config))(jax.random.PRNGKey(1),

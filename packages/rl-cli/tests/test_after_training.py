@@ -17,7 +17,7 @@ from rl_cli.runner import AfterTraining, final_agents, final_evaluation, member_
 
 def _setup(members: int):
     spec = rl_algos.get("ppo")
-    s_kw, h_kw = spec.presets["classic_control"]
+    s_kw, h_kw, _ = spec.presets["classic_control"]
     env = rl_envs.make("gymnax/CartPole-v1")
     algo = spec.make_algorithm(env, spec.config_cls(**{**s_kw, "total_timesteps": 2048}))
     keys = member_keys(list(range(members)))

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from cli_helpers import run_cli
 
-from rl_algos.pqn import PQNConfig, QNetwork
+from rl_algos.common.qnetwork import QNetwork
+from rl_algos.pqn import PQNConfig
 from rl_cli.overrides import as_jsonable
 
 CONFIG = PQNConfig(hidden_size=16, num_layers=1, cnn_channels=0)

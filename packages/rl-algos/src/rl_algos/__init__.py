@@ -1,6 +1,7 @@
 """rl_algos: Equinox + optax algorithms that only know the rl-core environment port."""
 
 from rl_algos.common.config import ConfigError
-from rl_algos.registry import ALGORITHMS, AlgoSpec, get
+from rl_algos.common.spec import AlgoSpec, Preset
+from rl_algos.registry import ALGORITHMS, get
 
-__all__ = ["ALGORITHMS", "AlgoSpec", "ConfigError", "get"]
+__all__ = ["ALGORITHMS", "AlgoSpec", "ConfigError", "Preset", "get"]

@@ -81,8 +81,8 @@ def build_config(spec: AlgoSpec, preset: str | None, sets: dict[str, str],
         if preset not in spec.presets:
             raise UserError(f"unknown preset '{preset}' for {spec.name}; "
                             f"known: {', '.join(spec.presets) or 'none'}")
-        static_kw.update(spec.presets[preset][0])
-        hp_kw.update(spec.presets[preset][1])
+        static_kw.update(spec.presets[preset].config)
+        hp_kw.update(spec.presets[preset].hparams)
     for key, raw in sets.items():
         if key in static_types:
             static_kw[key] = parse_value(key, raw, static_types[key])

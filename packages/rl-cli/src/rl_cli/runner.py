@@ -107,8 +107,8 @@ def apply_env_preset(spec: Any, preset: str | None, env: Any,
     does not take them (no greedy opponent for othello) keeps its own defaults."""
     import rl_envs
 
-    extra = {k: v for k, v in spec.env_presets.get(preset, {}).items()
-             if k not in req.env_kwargs}
+    env_defaults = spec.presets[preset].env if preset in spec.presets else {}
+    extra = {k: v for k, v in env_defaults.items() if k not in req.env_kwargs}
     if not extra:
         return env, dict(req.env_kwargs)
     kwargs = {**extra, **req.env_kwargs}

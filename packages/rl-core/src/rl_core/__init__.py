@@ -6,7 +6,7 @@ multi-member driver (`members`), `parallel` (device meshes, data parallelism, se
 the two contracts as checks: `check_environment` and `check_algorithm`.
 """
 
-from rl_core.env import Environment
+from rl_core.env import CONTINUOUS_FAMILIES, FAMILIES, Environment
 from rl_core.loops import make_train, recurrent_rollout, rollout, scan_updates
 from rl_core.members import (
     Checkpointing,
@@ -87,7 +87,8 @@ __all__ = [
     "DATA_AXIS", "MEMBER_AXIS", "DataAxis", "DistributedConfig", "data_mesh", "data_parallel",
     "distributed_config", "initialize_distributed", "is_main_process", "member_mesh",
     "pad_members", "padded_size", "put_members", "to_host", "unpad_members",
-    "EPISODE_METRICS", "FINAL_RETURN_DEFINITION", "FINAL_RETURN_WINDOW", "final_return",
+    "CONTINUOUS_FAMILIES", "EPISODE_METRICS", "FAMILIES", "FINAL_RETURN_DEFINITION",
+    "FINAL_RETURN_WINDOW", "final_return",
     "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
     "InitFn", "Policy", "UpdateFn", "check_algorithm", "find_state", "normalize_observation",
     "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun", "Discrete",

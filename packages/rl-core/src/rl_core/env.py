@@ -26,3 +26,16 @@ class Environment(Protocol):
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]: ...
 
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]: ...
+
+
+# The environment families: the vocabulary shared by the adapters (each environment id belongs to
+# one, `rl_envs.family(id)`) and the algorithms (their presets are keyed by family). One place,
+# so an adapter and an algorithm cannot drift apart on a name; `continuous_control` is no
+# adapter's family but the presets' name for any task with Box actions.
+FAMILIES = frozenset({"classic_control", "minatar", "bsuite", "misc", "brax", "jumanji",
+                      "jumanji_snake", "board_game", "card_game", "puzzle", "tabular",
+                      "continuous_control"})
+# Families whose every task has continuous actions: their own preset (tuned for that family)
+# takes precedence over the generic 'continuous_control' one. Mixed families such as gymnax's
+# 'classic_control' (CartPole and Pendulum) are not listed: their preset is for the discrete tasks.
+CONTINUOUS_FAMILIES = frozenset({"brax"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rl_algos.common.config import hparams, require
+from rl_algos.common.spec import Preset
 from rl_algos.ppo.config import PRESETS as PPO_PRESETS
 from rl_algos.ppo.config import PPOConfig, PPOHParams
 
@@ -31,5 +32,4 @@ class DPOHParams(PPOHParams):
 
 
 # The same presets as PPO: DPO is compared with PPO at equal budgets and settings.
-PRESETS: dict[str, tuple[dict, dict]] = {k: (dict(s), dict(h)) for k, (s, h) in
-                                         PPO_PRESETS.items()}
+PRESETS: dict[str, Preset] = dict(PPO_PRESETS)

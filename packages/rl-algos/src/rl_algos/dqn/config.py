@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from rl_algos.common.config import HParamsBase, check_ranges, hparams, require, require_positive
 from rl_algos.common.offpolicy import OffPolicyConfig
+from rl_algos.common.spec import Preset
 
 LOSSES = ("huber", "mse")
 
@@ -39,8 +40,8 @@ class DQNConfig(OffPolicyConfig):
     `n_step` > 1 learns from n-step returns, cut at episode ends. `double` picks Double DQN's
     target (online argmax, target-network value) over the max of the target network; `dueling`
     splits the head into a value and a mean-subtracted advantage stream (Wang et al., 2016).
-    `cnn_channels` > 0 puts PQN's 3x3 convolution first for image observations `[H, W, C]`
-    (MinAtar); `layer_norm` adds LayerNorm after every hidden layer (PQN's network).
+    `cnn_channels` > 0 puts the shared `QNetwork`'s 3x3 convolution first for image observations
+    `[H, W, C]` (MinAtar); `layer_norm` adds LayerNorm after every hidden layer (as PQN's).
     """
 
     total_timesteps: int = 500_000
@@ -93,7 +94,7 @@ class DQNHParams(HParamsBase):
         require(0 < self.eps_decay <= 1, f"eps_decay must be in (0, 1], got {self.eps_decay}")
 
 
-PRESETS: dict[str, tuple[dict, dict]] = {
+PRESETS: dict[str, Preset] = {
     # CartPole & co.: the defaults above (CleanRL's and PureJaxRL's CartPole settings) with
     # 3-step returns (Rainbow's n), a final ε of 0.01 (Dopamine's), a buffer of 1e5 and Adam at
     # 5e-4 annealed linearly to 0. With one-step targets Q overshot to ~200 (the true value is at
@@ -103,14 +104,14 @@ PRESETS: dict[str, tuple[dict, dict]] = {
     # successes no failure is left to learn from and the solved policy collapsed now and then;
     # 1e5 keeps them, and the decaying step size stops late updates from undoing the policy
     # (39 of 40 seeds >= 475 against 13 of 16; docs/algorithms.md).
-    "classic_control": (dict(n_step=3, buffer_size=100_000, anneal_lr=True),
+    "classic_control": Preset(dict(n_step=3, buffer_size=100_000, anneal_lr=True),
                         dict(eps_finish=0.01, lr=5e-4)),
     # MinAtar: the DQN baseline of Young and Tian (2019; `examples/dqn.py` of MinAtar): one 3x3
     # convolution of 16 channels, a dense layer of 128, buffer 1e5, batch 32, lr 2.5e-4, target
     # copied every 1000 steps, 5000 steps before learning, ε 1 -> 0.1 over the first 1e5 of 5e6
     # steps. They take a gradient step per environment step (RMSProp); here Adam and one per 4
     # environment steps (Mnih et al.'s ratio), from 4 environments, to fit a CPU budget.
-    "minatar": (
+    "minatar": Preset(
         dict(total_timesteps=5_000_000, num_envs=4, num_steps=1, gradient_steps=1,
              batch_size=32, buffer_size=100_000, learning_starts=5_000,
              hidden_sizes=(128,), cnn_channels=16, target_update_interval=1_000,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from rl_algos.pqn.train import masked_argmax
+from rl_algos.common.qvalues import masked_argmax
 
 
 def n_step_return(rewards: jax.Array, terminated: jax.Array, truncated: jax.Array,

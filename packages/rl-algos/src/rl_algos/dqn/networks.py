@@ -1,4 +1,4 @@
-"""DQN's Q-network: PQN's `QNetwork` (an optional 3x3 convolution for image observations, dense
+"""DQN's Q-network: the shared `QNetwork` (an optional 3x3 convolution for image observations, dense
 layers, here without LayerNorm by default) with a plain linear head, or a dueling head (Wang,
 Schaul, Hessel, van Hasselt, Lanctot and de Freitas, 2016, "Dueling Network Architectures for Deep
 Reinforcement Learning", Eq. 9): a scalar value stream and an advantage stream over the shared
@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from rl_algos.common.networks import orthogonal_linear
-from rl_algos.pqn.networks import QNetwork
+from rl_algos.common.qnetwork import QNetwork
 
 
 def dueling_aggregate(value: jax.Array, advantages: jax.Array) -> jax.Array:
@@ -25,7 +25,7 @@ def dueling_aggregate(value: jax.Array, advantages: jax.Array) -> jax.Array:
 
 
 class DQNNetwork(eqx.Module):
-    """`obs [*obs_shape] -> Q [num_actions]`. `q` is PQN's network (its head gives Q, or the
+    """`obs [*obs_shape] -> Q [num_actions]`. `q` is the shared `QNetwork` (its head gives Q, or the
     advantages when `value` is set: the dueling head's value stream)."""
 
     q: QNetwork

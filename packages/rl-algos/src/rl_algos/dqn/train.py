@@ -28,12 +28,12 @@ import jax.numpy as jnp
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.offpolicy import polyak
 from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.qvalues import check_spaces, epsilon_at, q_policy
 from rl_algos.common.replay import ReplayBuffer
 from rl_algos.common.sgd import clipped_optimizer
 from rl_algos.dqn.config import DQNConfig
 from rl_algos.dqn.losses import double_q_target, n_step_return, td_loss
 from rl_algos.dqn.networks import DQNNetwork
-from rl_algos.pqn.train import check_spaces, epsilon_at, q_policy
 from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, TrainState, rollout
 from rl_core import make_train as _make_train
 
@@ -55,9 +55,9 @@ def q_network_model(env: Any, config: DQNConfig) -> Callable[[jax.Array], DQNNet
 
 
 def make_policy(env: Any, config: DQNConfig) -> Policy:
-    """DQN's acting (PQN's `q_policy`): greedy over the legal actions (`deterministic=True`), or
-    ε-greedy with ε = `explore` (the schedule's value while training; 0.05, the evaluation ε of
-    Mnih et al., when None). The noise is a key."""
+    """DQN's acting (the shared `q_policy`): greedy over the legal actions
+    (`deterministic=True`), or ε-greedy with ε = `explore` (the schedule's value while training;
+    0.05, the evaluation ε of Mnih et al., when None). The noise is a key."""
     check_spaces(env, "dqn")
     return q_policy(q_network_model(env, config))
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rl_algos.common.config import hparams
+from rl_algos.common.spec import Preset
 from rl_algos.ppo.config import PRESETS as PPO_PRESETS
 from rl_algos.ppo.config import PPOConfig, PPOHParams
 
@@ -28,5 +29,4 @@ class LPOHParams(PPOHParams):
 
 
 # The same presets as PPO: LPO is compared with PPO at equal budgets and settings.
-PRESETS: dict[str, tuple[dict, dict]] = {k: (dict(s), dict(h)) for k, (s, h) in
-                                         PPO_PRESETS.items()}
+PRESETS: dict[str, Preset] = dict(PPO_PRESETS)

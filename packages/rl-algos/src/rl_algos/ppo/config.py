@@ -12,6 +12,7 @@ from rl_algos.common.config import (
     require,
 )
 from rl_algos.common.networks import check_network
+from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,13 @@ class PPOHParams(HParamsBase):
 
 
 # Defaults per environment family: (static overrides, hparam overrides).
-PRESETS: dict[str, tuple[dict, dict]] = {
+PRESETS: dict[str, Preset] = {
     # The well-known CartPole setting (PureJaxRL / CleanRL): the dataclass defaults.
-    "classic_control": ({}, {}),
+    "classic_control": Preset(),
     # PureJaxRL's MinAtar setting (its gymnax MinAtar notebook: 64 envs x 128 steps, 4 epochs x 8
     # minibatches, ReLU MLP 64-64 on the flattened planes, lr 5e-3 annealed). At lr 5e-4 every
     # Breakout seed stayed near a return of 6.5 after 5e6 steps (docs/algorithms.md).
-    "minatar": (
+    "minatar": Preset(
         dict(total_timesteps=5_000_000, num_envs=64, num_steps=128, num_minibatches=8,
              activation="relu"),
         dict(lr=5e-3),
@@ -80,19 +81,19 @@ PRESETS: dict[str, tuple[dict, dict]] = {
     # Jumanji's grid and combinatorial tasks (jumanji/Snake-v1 measured, docs/adapters-jumanji.md):
     # wide flat observations with unscaled counters (Snake's step_count runs to 4000), hence
     # normalised observations; more environments per update for throughput.
-    "jumanji": (
+    "jumanji": Preset(
         dict(total_timesteps=3_276_800, num_envs=64, num_steps=64, num_minibatches=8,
              hidden_sizes=(128, 128), activation="relu", normalize_observations=True),
         dict(lr=5e-4),
     ),
     # pgx board games against a built-in opponent (a win +1, a loss -1): a wider ReLU MLP over
     # the flattened board planes, 32 envs x 64 steps.
-    "board_game": (
+    "board_game": Preset(
         dict(total_timesteps=2_000_000, num_envs=32, num_steps=64, num_minibatches=4,
              hidden_sizes=(128, 128), activation="relu"),
         dict(lr=3e-4),
     ),
-    "continuous_control": (
+    "continuous_control": Preset(
         dict(total_timesteps=1_000_000, num_envs=16, num_steps=256, num_epochs=10,
              num_minibatches=32, normalize_observations=True, normalize_rewards=True),
         dict(lr=1e-3, gamma=0.95, ent_coef=0.0),
@@ -102,7 +103,7 @@ PRESETS: dict[str, tuple[dict, dict]] = {
     # reward normalisation) scaled for a CPU: 128 envs x 16 steps, 8 epochs x 4 minibatches of
     # 512, two layers of 64, lr 5e-4 annealed to 0. The tuning runs on inverted_pendulum are in
     # docs/adapters-brax.md.
-    "brax": (
+    "brax": Preset(
         dict(total_timesteps=2_000_000, num_envs=128, num_steps=16, num_epochs=8,
              num_minibatches=4, anneal_lr=True, normalize_observations=True,
              normalize_rewards=True),
@@ -113,5 +114,5 @@ PRESETS: dict[str, tuple[dict, dict]] = {
 # jumanji/Snake-v1 (its own family): the jumanji preset with a long horizon (gamma 0.999; 0.99
 # plateaued at ~27 fruits, the snake trapping itself at ~25 cells) and the budget it was measured
 # at (docs/adapters-jumanji.md: 4 seeds, 58.1 = 9.4x a random legal policy).
-PRESETS["jumanji_snake"] = ({**PRESETS["jumanji"][0], "total_timesteps": 9_830_400},
-                            {**PRESETS["jumanji"][1], "gamma": 0.999})
+PRESETS["jumanji_snake"] = Preset({**PRESETS["jumanji"].config, "total_timesteps": 9_830_400},
+                                  {**PRESETS["jumanji"].hparams, "gamma": 0.999})

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from rl_algos.common.config import require
 from rl_algos.common.networks import check_network
+from rl_algos.common.spec import Preset
 from rl_algos.ppo.config import PPOConfig
 
 
@@ -38,11 +39,11 @@ class PPORNNConfig(PPOConfig):
 # minibatches of 4 whole environments. classic_control (CartPole without velocities, `--env-arg
 # obs_keep=0,2`): short sequences of 8 x 32 steps, 10 epochs of one minibatch, lr 1e-3 annealed,
 # gamma 0.98, lambda 0.8, no entropy bonus (close to rl-zoo's recurrent PPO on CartPoleNoVel).
-PRESETS: dict[str, tuple[dict, dict]] = {
-    "classic_control": (
+PRESETS: dict[str, Preset] = {
+    "classic_control": Preset(
         dict(total_timesteps=150_000, num_envs=8, num_steps=32, num_epochs=10,
              num_minibatches=1, activation="relu"),
         dict(lr=1e-3, gamma=0.98, gae_lambda=0.8, ent_coef=0.0),
     ),
-    "bsuite": (dict(total_timesteps=100_000, num_envs=16, num_steps=128), {}),
+    "bsuite": Preset(dict(total_timesteps=100_000, num_envs=16, num_steps=128), {}),
 }

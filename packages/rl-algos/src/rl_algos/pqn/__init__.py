@@ -4,10 +4,8 @@ LayerNorm, no target network, no replay buffer, Q(λ) returns over each collecte
 exploration with a linear decay, and several epochs of minibatch updates per rollout. Illegal
 actions (`info["action_mask"]`) are excluded when acting and from the max of the targets."""
 
-from rl_algos.pqn.config import ENV_PRESETS, PRESETS, PQNConfig, PQNHParams
-from rl_algos.pqn.losses import q_lambda_returns, q_loss
-from rl_algos.pqn.networks import QNetwork
-from rl_algos.pqn.train import epsilon_greedy, make_algorithm, make_policy, make_train
+from rl_algos.pqn.config import PRESETS, PQNConfig, PQNHParams
+from rl_algos.pqn.train import make_algorithm, make_policy, make_train, q_network_model
 
-__all__ = ["ENV_PRESETS", "PRESETS", "PQNConfig", "PQNHParams", "QNetwork", "epsilon_greedy",
-           "make_algorithm", "make_policy", "make_train", "q_lambda_returns", "q_loss"]
+__all__ = ["PRESETS", "PQNConfig", "PQNHParams", "make_algorithm", "make_policy",
+           "make_train", "q_network_model"]

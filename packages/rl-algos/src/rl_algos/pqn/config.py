@@ -12,6 +12,7 @@ from rl_algos.common.config import (
     require,
     require_positive,
 )
+from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class PQNHParams(HParamsBase):
         require(0 < self.eps_decay <= 1, f"eps_decay must be in (0, 1], got {self.eps_decay}")
 
 
-PRESETS: dict[str, tuple[dict, dict]] = {
+PRESETS: dict[str, Preset] = {
     # CartPole & co.: the reference's settings (purejaxql pqn_cartpole.yaml): rewards scaled by
     # 0.1 (Q-values near 10, not 100), λ 0.95, layers of 256, the lr annealed linearly to 0
     # (LR_LINEAR_DECAY) and ε down to 0.2, judged as the reference judges it: by the greedy
@@ -63,25 +64,24 @@ PRESETS: dict[str, tuple[dict, dict]] = {
     # (seed 25 collapsed late, 462.8); ε 0.2 keeps both actions in the data (greedy 500 on every
     # seed measured), at the price of a lower ε-greedy training return (450-492).
     # docs/algorithms.md has the figures.
-    "classic_control": (dict(hidden_size=256, anneal_lr=True),
-                        dict(reward_scale=0.1, q_lambda=0.95, eps_finish=0.2)),
+    "classic_control": Preset(dict(hidden_size=256, anneal_lr=True),
+                              dict(reward_scale=0.1, q_lambda=0.95, eps_finish=0.2)),
     # The paper's MinAtar setting (128 envs x 32 steps, CNN torso chosen from the image shape).
-    "minatar": (
+    "minatar": Preset(
         dict(total_timesteps=5_000_000, num_envs=128, num_steps=32, num_epochs=2,
              num_minibatches=32, anneal_lr=True),
         dict(lr=1e-4, eps_decay=0.1, q_lambda=0.65),
     ),
     # pgx board games (tic_tac_toe, connect_four, ...) against a built-in opponent (a win +1, a
     # loss -1): 128 envs x 32 steps as for MinAtar, but dense layers on the flattened planes (on
-    # CPU the convolution made each update ~15x slower for these small boards).
-    "board_game": (
+    # CPU the convolution made each update ~15x slower for these small boards). The opponent is a
+    # 50/50 mix of the random and the one-move look-ahead ("greedy") players: against the random
+    # one alone a connect_four agent wins ~39% against greedy, against the mix ~89%
+    # (docs/adapters-pgx.md).
+    "board_game": Preset(
         dict(total_timesteps=3_000_000, num_envs=128, num_steps=32, num_epochs=2,
              num_minibatches=16, hidden_size=256, cnn_channels=0, anneal_lr=True),
         dict(lr=2.5e-4, eps_decay=0.2, eps_finish=0.05, q_lambda=0.65),
+        env=dict(opponent="mixed"),
     ),
 }
-
-# Environment defaults per preset. Against the random opponent alone a connect_four agent learns
-# to win 99% of games against it but only ~39% against the one-move look-ahead ("greedy")
-# player; trained against a 50/50 mix of both it wins ~89% against greedy (docs/adapters-pgx.md).
-ENV_PRESETS: dict[str, dict] = {"board_game": {"opponent": "mixed"}}

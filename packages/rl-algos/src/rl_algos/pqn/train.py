@@ -18,68 +18,21 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from rl_algos.common.config import ConfigError
 from rl_algos.common.envs import episode_metrics, make_vector_env
 from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.qnetwork import QNetwork
+from rl_algos.common.qvalues import (
+    check_spaces,
+    epsilon_at,
+    masked_max,
+    q_lambda_returns,
+    q_loss,
+    q_policy,
+)
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.pqn.config import PQNConfig
-from rl_algos.pqn.losses import q_lambda_returns, q_loss
-from rl_algos.pqn.networks import QNetwork
-from rl_core import (
-    Agent,
-    Algorithm,
-    Box,
-    Discrete,
-    Policy,
-    RunnerState,
-    TrainResult,
-    TrainState,
-    rollout,
-)
+from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, TrainState, rollout
 from rl_core import make_train as _make_train
-
-NEG_INF = -1e30  # masked Q-values: below every real one, finite to keep arithmetic clean
-# ε of the sampling (non-greedy) evaluation policy: the evaluation ε of Mnih et al. (2015).
-EVAL_EPSILON = 0.05
-
-
-def masked_max(q: jax.Array, mask: jax.Array | None) -> jax.Array:
-    """max over the legal actions of `q [..., A]`."""
-    return jnp.max(q if mask is None else jnp.where(mask, q, NEG_INF), axis=-1)
-
-
-def masked_argmax(q: jax.Array, mask: jax.Array | None) -> jax.Array:
-    """The legal action of highest Q, `q [N, A] -> [N]` (lowest index among ties)."""
-    return jnp.argmax(q if mask is None else jnp.where(mask, q, NEG_INF), axis=-1)
-
-
-def epsilon_greedy(q: jax.Array, mask: jax.Array | None, eps: jax.Array | float,
-                   key: jax.Array) -> jax.Array:
-    """int32 `[N]` actions for Q-values `q [N, A]`: with probability `eps` uniform over the legal
-    actions (mask True), else the legal action of highest Q."""
-    legal = jnp.ones_like(q, jnp.bool_) if mask is None else mask
-    greedy = masked_argmax(q, mask)
-    k_explore, k_action = jax.random.split(key)
-    random_action = jax.random.categorical(k_action, jnp.where(legal, 0.0, -jnp.inf))
-    explore = jax.random.uniform(k_explore, greedy.shape) < eps
-    return jnp.where(explore, random_action, greedy).astype(jnp.int32)
-
-
-def epsilon_at(update: jax.Array, num_updates: int, hp: Any) -> jax.Array:
-    """Linear decay from eps_start to eps_finish over the first eps_decay of the updates."""
-    frac = jnp.clip(update.astype(jnp.float32) / (hp.eps_decay * num_updates), 0.0, 1.0)
-    return hp.eps_start + (hp.eps_finish - hp.eps_start) * frac
-
-
-def check_spaces(env: Any, algo: str = "pqn") -> None:
-    """Discrete actions and Box observations, or a `ConfigError` saying what to pick instead."""
-    if not isinstance(env.action_space, Discrete):
-        raise ConfigError(f"{algo} needs a Discrete action space, got "
-                          f"{type(env.action_space).__name__}; pick another algorithm.")
-    if not isinstance(env.observation_space, Box):
-        raise ConfigError(f"{algo} learns from Box observations, got "
-                          f"{type(env.observation_space).__name__}; for discrete states use "
-                          "'qlearning'.")
 
 
 def q_network_model(env: Any, config: PQNConfig) -> Callable[[jax.Array], QNetwork]:
@@ -90,34 +43,16 @@ def q_network_model(env: Any, config: PQNConfig) -> Callable[[jax.Array], QNetwo
                    num_layers=config.num_layers, cnn_channels=config.cnn_channels)
 
 
-def q_policy(make_model: Callable[[jax.Array], Any]) -> Policy:
-    """The ε-greedy acting of a Q-network `key -> model` (`model(obs) -> Q [A]`, applied per
-    observation) that PQN and DQN share: greedy over the legal actions, or ε-greedy with ε =
-    `explore` (the schedule's value while training; `EVAL_EPSILON` when None). The noise is a
-    key."""
-    params_like, static = model_structure(make_model)
-
-    def act(agent: Agent, obs: jax.Array, noise: jax.Array, deterministic: bool,
-            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
-        q = jax.vmap(eqx.combine(agent.params, static))(obs)  # [N, A]
-        if deterministic:
-            return masked_argmax(q, mask).astype(jnp.int32), {}
-        eps = EVAL_EPSILON if explore is None else explore
-        return epsilon_greedy(q, mask, eps, noise), {}
-
-    return Policy(Agent(params_like), act, lambda key, shape: key)
-
-
 def make_policy(env: Any, config: PQNConfig) -> Policy:
     """PQN's acting: `q_policy` of its Q-network."""
-    check_spaces(env)
+    check_spaces(env, "pqn")
     return q_policy(q_network_model(env, config))
 
 
 def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
     """PQN on `env` (one unbatched environment implementing the port, Discrete actions)."""
     config.validate()
-    check_spaces(env)
+    check_spaces(env, "pqn")
     venv = make_vector_env(env, config.num_envs, flatten=False)
     make_model = q_network_model(env, config)
     static = model_structure(make_model)[1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rl_algos.common.config import require
+from rl_algos.common.spec import Preset
 from rl_algos.pqn.config import PQNConfig
 
 
@@ -31,13 +32,13 @@ class PQNRNNConfig(PQNConfig):
 # to 0.05 over the first half of the run (the reward comes only at an episode's end).
 # classic_control (CartPole without velocities, `--env-arg obs_keep=0,2`): PQN's CartPole
 # settings (rewards x 0.1, λ 0.95, lr annealed, ε down to 0.2) on 32 environments x 64 steps.
-PRESETS: dict[str, tuple[dict, dict]] = {
-    "classic_control": (
+PRESETS: dict[str, Preset] = {
+    "classic_control": Preset(
         dict(total_timesteps=500_000, num_envs=32, num_steps=64, num_epochs=4,
              num_minibatches=4, hidden_size=128, num_layers=1, rnn_hidden=128, anneal_lr=True),
         dict(lr=3e-4, reward_scale=0.1, q_lambda=0.95, eps_finish=0.2),
     ),
-    "bsuite": (
+    "bsuite": Preset(
         dict(total_timesteps=100_000, num_envs=16, num_steps=128, num_epochs=4,
              num_minibatches=4, hidden_size=64, num_layers=1, rnn_hidden=64),
         dict(lr=3e-4, q_lambda=0.95, eps_finish=0.05, eps_decay=0.5),

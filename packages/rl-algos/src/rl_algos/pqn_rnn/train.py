@@ -29,17 +29,18 @@ from rl_algos.common.policy import (
     obs_norm_like,
     prepare_observation,
 )
-from rl_algos.common.recurrent import reset_hidden, sequence_batch
-from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
-from rl_algos.pqn.losses import q_lambda_returns, q_loss
-from rl_algos.pqn.train import (
+from rl_algos.common.qvalues import (
     EVAL_EPSILON,
     check_spaces,
     epsilon_at,
     epsilon_greedy,
     masked_argmax,
     masked_max,
+    q_lambda_returns,
+    q_loss,
 )
+from rl_algos.common.recurrent import reset_hidden, sequence_batch
+from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.pqn_rnn.config import PQNRNNConfig
 from rl_core import (
     Agent,
@@ -139,10 +140,10 @@ def make_policy(env: Any, config: PQNRNNConfig) -> Policy:
 
 
 def q_lambda_targets(model: RecurrentQNetwork, traj: Any, hp: Any) -> jax.Array:
-    """Q(λ) targets `[T, N]` of a rollout (`pqn.q_lambda_returns`), each step's next-state max
-    over the legal actions computed from the hidden state after that step (`extras["hidden"]`,
-    the same episode's, never reset), so a truncated step bootstraps from its true final
-    observation seen with the episode's own memory."""
+    """Q(λ) targets `[T, N]` of a rollout (`common.qvalues.q_lambda_returns`), each step's
+    next-state max over the legal actions computed from the hidden state after that step
+    (`extras["hidden"]`, the same episode's, never reset), so a truncated step bootstraps from
+    its true final observation seen with the episode's own memory."""
     next_q = jax.vmap(jax.vmap(model.next_q))(traj.extras["hidden"], traj.next_observation)
     next_mask = traj.info.get("final_action_mask", traj.info.get("action_mask"))
     return q_lambda_returns(traj.reward * hp.reward_scale, masked_max(next_q, next_mask),

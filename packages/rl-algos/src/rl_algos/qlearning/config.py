@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rl_algos.common.config import BatchConfig, HParamsBase, hparams, require
+from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,6 @@ class QLearningHParams(HParamsBase):
         require(0 <= self.epsilon <= 1, f"epsilon must be in [0, 1], got {self.epsilon}")
 
 
-PRESETS: dict[str, tuple[dict, dict]] = {
-    "tabular": ({}, {}),
+PRESETS: dict[str, Preset] = {
+    "tabular": Preset(),
 }

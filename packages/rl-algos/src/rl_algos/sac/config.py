@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rl_algos.common.config import HParamsBase, check_ranges, hparams, require
 from rl_algos.common.offpolicy import OffPolicyConfig
+from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
@@ -43,23 +44,23 @@ class SACHParams(HParamsBase):
 
 # Defaults per environment family: (static overrides, hparam overrides); Box actions only, so
 # keyed by family directly (see AlgoSpec.default_preset).
-PRESETS: dict[str, tuple[dict, dict]] = {
+PRESETS: dict[str, Preset] = {
     # Pendulum & co.: one gradient step per environment step from the start of learning, 1000
     # random steps first, two layers of 64 (as TD3's CPU preset): SAC is known to solve
     # Pendulum within 2e4 steps.
-    "classic_control": (
+    "classic_control": Preset(
         dict(total_timesteps=20_000, num_envs=1, num_steps=1, gradient_steps=1, batch_size=256,
              buffer_size=20_000, learning_starts=1_000, hidden_sizes=(64, 64)),
         {},
     ),
     # brax ids: TD3's brax setting (4 environments, one gradient step per environment step,
     # 256-256 networks, 5k random steps).
-    "brax": (
+    "brax": Preset(
         dict(total_timesteps=1_000_000, num_envs=4, num_steps=1, gradient_steps=4,
              batch_size=256, buffer_size=1_000_000, learning_starts=5_000),
         {},
     ),
-    "continuous_control": (
+    "continuous_control": Preset(
         dict(total_timesteps=1_000_000, num_envs=16, num_steps=1, gradient_steps=8,
              batch_size=256, buffer_size=1_000_000, learning_starts=10_000),
         {},

@@ -1,6 +1,6 @@
 """SAC's actor: `observations [B, D] -> (mean [B, A], log_std [B, A])` of the pre-squash Gaussian,
-on TD3's batch-first `DenseStack` (the CPU's fast matmul path); the critics are TD3's
-`TwinCritic`."""
+on the shared batch-first `DenseStack` (`common.dense`: the CPU's fast matmul path); the critics
+are the shared `TwinCritic`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from rl_algos.common.dense import DenseStack
 from rl_algos.sac.losses import bounded_log_std
-from rl_algos.td3.networks import DenseStack
 
 
 class GaussianActor(eqx.Module):

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.envs import episode_metrics
 from rl_algos.common.offpolicy import (
     BoxActions,
@@ -37,8 +38,6 @@ from rl_algos.sac.losses import (
     temperature_loss,
 )
 from rl_algos.sac.networks import GaussianActor
-from rl_algos.td3.losses import critic_loss
-from rl_algos.td3.networks import TwinCritic
 from rl_core import (
     Agent,
     Algorithm,

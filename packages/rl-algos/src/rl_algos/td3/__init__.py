@@ -6,15 +6,10 @@ actions, and an on-device replay buffer fed by several vectorised environments. 
 truncation (from the true final observation), never on termination."""
 
 from rl_algos.td3.config import PRESETS, TD3Config, TD3HParams
-from rl_algos.td3.losses import (
-    actor_loss,
-    clipped_double_q_target,
-    critic_loss,
-    smoothed_target_action,
-)
-from rl_algos.td3.networks import Actor, TwinCritic
+from rl_algos.td3.losses import actor_loss, clipped_double_q_target, smoothed_target_action
+from rl_algos.td3.networks import Actor
 from rl_algos.td3.train import TD3Extras, TD3Params, make_algorithm, make_policy, make_train
 
-__all__ = ["PRESETS", "Actor", "TD3Config", "TD3Extras", "TD3HParams", "TD3Params", "TwinCritic",
-           "actor_loss", "clipped_double_q_target", "critic_loss", "make_algorithm", "make_policy",
+__all__ = ["PRESETS", "Actor", "TD3Config", "TD3Extras", "TD3HParams", "TD3Params",
+           "actor_loss", "clipped_double_q_target", "make_algorithm", "make_policy",
            "make_train", "smoothed_target_action"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rl_algos.common.config import HParamsBase, check_ranges, hparams, require, require_positive
 from rl_algos.common.offpolicy import OffPolicyConfig
+from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,10 @@ class TD3HParams(HParamsBase):
 
 # Defaults per environment family: (static overrides, hparam overrides). TD3 takes Box actions
 # only, so these are keyed by family directly (see AlgoSpec.default_preset).
-PRESETS: dict[str, tuple[dict, dict]] = {
+PRESETS: dict[str, Preset] = {
     # Pendulum & co. in 1e5 steps on a CPU: small networks, 4 environments, a quarter of a
     # gradient step per environment step (docs/algorithms.md has the runs behind these values).
-    "classic_control": (
+    "classic_control": Preset(
         dict(total_timesteps=100_000, num_envs=4, num_steps=2, gradient_steps=2, batch_size=256,
              buffer_size=100_000, learning_starts=5_000, hidden_sizes=(64, 64)),
         dict(actor_lr=1e-3, critic_lr=1e-3),
@@ -79,7 +80,7 @@ PRESETS: dict[str, tuple[dict, dict]] = {
     # environment step and its 256-256 networks, Adam 3e-4, batch 256, from 4 environments, with
     # 5k random steps instead of 25k so that a 1e5-step CPU run learns (docs/adapters-brax.md has
     # the runs: 4 seeds of inverted_pendulum at 1000 by ~6e4 steps on the 'generalized' backend).
-    "brax": (
+    "brax": Preset(
         dict(total_timesteps=1_000_000, num_envs=4, num_steps=1, gradient_steps=4,
              batch_size=256, buffer_size=1_000_000, learning_starts=5_000,
              hidden_sizes=(256, 256)),
@@ -89,7 +90,7 @@ PRESETS: dict[str, tuple[dict, dict]] = {
     # networks, Adam 3e-4, batch 256, 25k random steps) with 16 environments and half a gradient
     # step per environment step. On brax/inverted_pendulum (spring backend) it reached only
     # 50-200 by 9e4 steps, hence the separate 'brax' preset above.
-    "continuous_control": (
+    "continuous_control": Preset(
         dict(total_timesteps=1_000_000, num_envs=16, num_steps=1, gradient_steps=8,
              batch_size=256, buffer_size=1_000_000, learning_starts=25_000,
              hidden_sizes=(256, 256)),

@@ -28,14 +28,6 @@ def clipped_double_q_target(reward: jax.Array, terminated: jax.Array, next_q: ja
     return reward + gamma * not_done * jnp.min(next_q, axis=-1)
 
 
-def critic_loss(q: jax.Array, target: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """Sum over the critics of the mean squared error to the shared target: `q [B, K]`,
-    `target [B]` (no gradient flows into the target)."""
-    err = q - jax.lax.stop_gradient(target)[:, None]
-    loss = jnp.sum(jnp.mean(err**2, axis=0))
-    return loss, {"critic_loss": loss, "q_mean": jnp.mean(q[:, 0])}
-
-
 def actor_loss(q1: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Deterministic policy gradient through the first critic: `-mean_b Q_1(s_b, mu(s_b))` for
     `q1 [B]`, differentiated with respect to the actor only."""

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.envs import episode_metrics
 from rl_algos.common.offpolicy import (
     BoxActions,
@@ -30,13 +31,8 @@ from rl_algos.common.offpolicy import (
 )
 from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.td3.config import TD3Config
-from rl_algos.td3.losses import (
-    actor_loss,
-    clipped_double_q_target,
-    critic_loss,
-    smoothed_target_action,
-)
-from rl_algos.td3.networks import Actor, TwinCritic
+from rl_algos.td3.losses import actor_loss, clipped_double_q_target, smoothed_target_action
+from rl_algos.td3.networks import Actor
 from rl_core import (
     Agent,
     Algorithm,

@@ -13,6 +13,7 @@ from rl_algos.common.config import (
     require_positive,
 )
 from rl_algos.common.networks import check_network
+from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,13 @@ class VPGHParams(HParamsBase):
 
 
 # Defaults per environment family: (static overrides, hparam overrides).
-PRESETS: dict[str, tuple[dict, dict]] = {
-    "classic_control": ({}, {}),
-    "minatar": (
+PRESETS: dict[str, Preset] = {
+    "classic_control": Preset(),
+    "minatar": Preset(
         dict(total_timesteps=5_000_000, num_envs=64, num_steps=32, activation="relu"),
         dict(pi_lr=5e-4, ent_coef=0.01),
     ),
-    "continuous_control": (
+    "continuous_control": Preset(
         dict(total_timesteps=1_000_000, num_envs=16, num_steps=128, num_value_epochs=10,
              num_value_minibatches=8, normalize_observations=True, normalize_rewards=True),
         dict(pi_lr=3e-4, gamma=0.95),

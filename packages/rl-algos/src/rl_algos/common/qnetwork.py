@@ -1,8 +1,8 @@
-"""PQN's Q-network: LayerNorm after every hidden layer (the regularisation that lets PQN drop
-the target network, Gallici et al., 2024, Section 4), a small convolution first when the
-observation is an image `[H, W, C]` (MinAtar, board planes) and `cnn_channels > 0`, dense layers
-on the flattened observation otherwise. DQN reuses it without LayerNorm (`layer_norm=False`) and
-with widths of its own (`hidden_sizes`)."""
+"""The Q-network of the value-based algorithms: LayerNorm after every hidden layer (the
+regularisation that lets PQN drop the target network, Gallici et al., 2024, Section 4), a small
+convolution first when the observation is an image `[H, W, C]` (MinAtar, board planes) and
+`cnn_channels > 0`, dense layers on the flattened observation otherwise. DQN uses it without
+LayerNorm (`layer_norm=False`) and with widths of its own (`hidden_sizes`)."""
 
 from __future__ import annotations
 

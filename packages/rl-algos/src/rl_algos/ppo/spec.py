@@ -1,0 +1,18 @@
+"""PPO's declaration (see `rl_algos.common.spec`)."""
+
+from rl_algos.common.policy import actor_critic_policy
+from rl_algos.common.spec import ANY_ACTION, AlgoSpec
+from rl_algos.ppo.config import PRESETS, PPOConfig, PPOHParams
+from rl_algos.ppo.train import make_algorithm
+
+SPEC = AlgoSpec(
+    name="ppo",
+    description="Proximal Policy Optimization (clipped surrogate, GAE)",
+    config_cls=PPOConfig,
+    hparams_cls=PPOHParams,
+    make_algorithm=make_algorithm,
+    make_policy=actor_critic_policy,
+    action_spaces=ANY_ACTION,
+    presets=PRESETS,
+    data_parallel=True,
+)

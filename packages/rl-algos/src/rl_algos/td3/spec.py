@@ -1,0 +1,18 @@
+"""TD3's declaration (see `rl_algos.common.spec`)."""
+
+from rl_algos.common.spec import AlgoSpec
+from rl_algos.td3.config import PRESETS, TD3Config, TD3HParams
+from rl_algos.td3.train import make_algorithm, make_policy
+from rl_core import Box
+
+SPEC = AlgoSpec(
+    name="td3",
+    description="Twin Delayed DDPG (twin critics, target smoothing, delayed actor, replay buffer)",
+    config_cls=TD3Config,
+    hparams_cls=TD3HParams,
+    make_algorithm=make_algorithm,
+    make_policy=make_policy,
+    action_spaces=(Box,),
+    presets=PRESETS,
+    action_masks=False,
+)
