@@ -26,6 +26,7 @@ FOLDERS = (
     "qlearning",
     "td3",
     "sac",
+    "a2c",
 )
 
 ALGORITHMS: dict[str, AlgoSpec] = {
