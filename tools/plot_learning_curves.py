@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rl_cli.plots import _decorate, _pyplot, _save, draw_run, load_curves, title_of
+from rl_cli.plots import plot_panels
 
 
 def main() -> None:
@@ -23,17 +23,7 @@ def main() -> None:
     p.add_argument("--baseline-label", default="baseline")
     p.add_argument("--title", default=None, help="replaces the title (single run only)")
     a = p.parse_args()
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(a.runs), figsize=(5 * len(a.runs), 3.6), squeeze=False)
-    for ax, run in zip(axes[0], a.runs, strict=True):
-        curves = load_curves(run)
-        draw_run(ax, curves)
-        if a.baseline is not None:
-            ax.axhline(a.baseline, color="grey", ls="--", lw=1, label=a.baseline_label)
-        _decorate(ax, a.title if a.title and len(a.runs) == 1 else title_of(curves))
-    fig.tight_layout()
-    _save(fig, a.out)
-    print(f"wrote {a.out}")
+    print(f"wrote {plot_panels(a.runs, a.out, a.baseline, a.baseline_label, a.title)}")
 
 
 if __name__ == "__main__":

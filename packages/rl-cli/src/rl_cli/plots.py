@@ -200,3 +200,25 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
     fig.tight_layout()
     _save(fig, out)
     return out
+
+
+def plot_panels(run_dirs: list[Path], out: Path, baseline: float | None = None,
+                baseline_label: str = "baseline", title: str | None = None) -> Path:
+    """One panel per run (each as `write_curves` draws it), side by side, with an optional
+    horizontal reference line (e.g. a random policy's return) on each; `title` replaces the
+    title of a single run's panel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5 * len(run_dirs), 3.6))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(run_dirs), squeeze=False)[0]
+    for ax, run in zip(axes, run_dirs, strict=True):
+        curves = load_curves(run)
+        draw_run(ax, curves)
+        if baseline is not None:
+            ax.axhline(baseline, color="grey", ls="--", lw=1, label=baseline_label)
+        _decorate(ax, title if title and len(run_dirs) == 1 else title_of(curves))
+    fig.tight_layout()
+    _save(fig, out)
+    return out

@@ -6,12 +6,7 @@ from rl_algos.common.policy import actor_critic_policy
 from rl_algos.common.spec import ANY_ACTION, AlgoSpec
 
 SPEC = AlgoSpec(
-    name="a2c",
-    description="Advantage Actor-Critic, synchronous (n-step returns, one RMSProp step/rollout)",
-    config_cls=A2CConfig,
-    hparams_cls=A2CHParams,
-    make_algorithm=make_algorithm,
-    make_policy=actor_critic_policy,
-    action_spaces=ANY_ACTION,
-    presets=PRESETS,
+    "a2c", "Advantage Actor-Critic, synchronous (n-step returns, one RMSProp step/rollout)",
+    config_cls=A2CConfig, hparams_cls=A2CHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=actor_critic_policy, action_spaces=ANY_ACTION,
 )

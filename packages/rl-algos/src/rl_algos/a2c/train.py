@@ -22,7 +22,7 @@ from rl_algos.a2c.config import A2CConfig
 from rl_algos.a2c.losses import a2c_loss
 from rl_algos.common.envs import episode_metrics
 from rl_algos.common.policy import actor_critic_setup, agent_fn
-from rl_algos.common.returns import gae
+from rl_algos.common.returns import gae_batch
 from rl_core import Agent, Algorithm, RunnerState, TrainResult, TrainState, rollout
 from rl_core import make_train as _make_train
 
@@ -66,13 +66,7 @@ def make_algorithm(env: Any, config: A2CConfig) -> Algorithm:
             venv, partial(act, ts_.params), carry.env_state, carry.timestep, carry.key,
             config.num_steps,
         )
-        model = eqx.combine(ts_.params, static)
-        next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
-        adv, targets = gae(traj.reward, traj.extras["value"], next_values, traj.terminated,
-                           traj.truncated, hp.gamma, hp.gae_lambda)
-        batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
-                 **traj.extras}
-        batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
+        batch = gae_batch(traj, eqx.combine(ts_.params, static).value, hp, config.batch_size)
         (_, metrics), grads = grad_fn(ts_.params, batch, hp)
         updates, opt_state = rmsprop(hp.lr, hp.max_grad_norm).update(grads, ts_.opt_state,
                                                                      ts_.params)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
@@ -35,3 +38,18 @@ def gae(
 
     _, adv = jax.lax.scan(step, jnp.zeros_like(deltas[0]), (deltas, not_done), reverse=True)
     return adv, adv + values
+
+
+def gae_batch(traj: Any, value_fn: Callable[[jax.Array], jax.Array], hp: Any,
+              batch_size: int) -> dict[str, jax.Array]:
+    """A rollout `traj` (a `Transition`, leaves `[T, N, ...]`, its `extras` holding the acting
+    policy's `value`) as one flat batch for the actor-critic losses (A2C, VPG): the observations,
+    actions and extras with GAE advantages `adv` and value targets `target` (`gae` with `hp.gamma`,
+    `hp.gae_lambda`; the next values from `value_fn(obs) -> []` at the true next observations),
+    every leaf reshaped to `[batch_size = T * N, ...]`."""
+    next_values = jax.vmap(jax.vmap(value_fn))(traj.next_observation)
+    adv, targets = gae(traj.reward, traj.extras["value"], next_values, traj.terminated,
+                       traj.truncated, hp.gamma, hp.gae_lambda)
+    batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
+             **traj.extras}
+    return jax.tree.map(lambda x: x.reshape(batch_size, *x.shape[2:]), batch)

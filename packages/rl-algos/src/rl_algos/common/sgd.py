@@ -46,7 +46,7 @@ def sgd_epochs(grad_fn: GradFn, tx: optax.GradientTransformation, params: Any, o
     `key`), one `tx` step per minibatch. `grad_fn(params, minibatch) -> ((loss, metrics),
     grads)`. With `axis_name`, gradients and metrics are averaged over that device axis before
     the step, so every device applies the whole minibatch's gradient. `permute(key, n)` draws
-    each epoch's order (`tools/bench_ppo_levers.py` measures another). Returns the new params
+    each epoch's order (`PPOConfig.fast_update` passes a one-sort one). Returns the new params
     and optimiser state and the metrics averaged over every step."""
 
     def minibatch_step(state, mb):

@@ -6,14 +6,7 @@ from rl_algos.dpo.config import PRESETS, DPOConfig, DPOHParams
 from rl_algos.dpo.train import make_algorithm
 
 SPEC = AlgoSpec(
-    name="dpo",
-    description="Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
-    config_cls=DPOConfig,
-    hparams_cls=DPOHParams,
-    make_algorithm=make_algorithm,
-    make_policy=actor_critic_policy,
-    action_spaces=ANY_ACTION,
-    presets=PRESETS,
-    data_parallel=True,
-    extends="ppo",
+    "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
+    config_cls=DPOConfig, hparams_cls=DPOHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=actor_critic_policy, action_spaces=ANY_ACTION, data_parallel=True, extends="ppo",
 )

@@ -6,12 +6,7 @@ from rl_algos.dqn.train import make_algorithm, make_policy
 from rl_core import Discrete
 
 SPEC = AlgoSpec(
-    name="dqn",
-    description="Deep Q-Network (replay, target network, Double DQN targets, n-step, dueling)",
-    config_cls=DQNConfig,
-    hparams_cls=DQNHParams,
-    make_algorithm=make_algorithm,
-    make_policy=make_policy,
-    action_spaces=(Discrete,),
-    presets=PRESETS,
+    "dqn", "Deep Q-Network (replay, target network, Double DQN targets, n-step, dueling)",
+    config_cls=DQNConfig, hparams_cls=DQNHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=make_policy, action_spaces=(Discrete,),
 )

@@ -7,17 +7,8 @@ from rl_algos.lpo.drift import init_drift
 from rl_algos.lpo.train import make_algorithm
 
 SPEC = AlgoSpec(
-    name="lpo",
-    description="Learned Policy Optimisation (PPO's loop with a drift evolved by `rl evolve`)",
-    config_cls=LPOConfig,
-    hparams_cls=LPOHParams,
-    make_algorithm=make_algorithm,
-    make_policy=actor_critic_policy,
-    action_spaces=ANY_ACTION,
-    presets=PRESETS,
-    data_parallel=True,
-    meta_field="drift",
-    meta_target="drift",
-    meta_init=init_drift,
-    extends="ppo",
+    "lpo", "Learned Policy Optimisation (PPO's loop with a drift evolved by `rl evolve`)",
+    config_cls=LPOConfig, hparams_cls=LPOHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=actor_critic_policy, action_spaces=ANY_ACTION, data_parallel=True,
+    meta_field="drift", meta_target="drift", meta_init=init_drift, extends="ppo",
 )

@@ -6,13 +6,7 @@ from rl_algos.ppo.config import PRESETS, PPOConfig, PPOHParams
 from rl_algos.ppo.train import make_algorithm
 
 SPEC = AlgoSpec(
-    name="ppo",
-    description="Proximal Policy Optimization (clipped surrogate, GAE)",
-    config_cls=PPOConfig,
-    hparams_cls=PPOHParams,
-    make_algorithm=make_algorithm,
-    make_policy=actor_critic_policy,
-    action_spaces=ANY_ACTION,
-    presets=PRESETS,
-    data_parallel=True,
+    "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
+    config_cls=PPOConfig, hparams_cls=PPOHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=actor_critic_policy, action_spaces=ANY_ACTION, data_parallel=True,
 )

@@ -6,13 +6,7 @@ from rl_algos.ppo_rnn.config import PRESETS, PPORNNConfig
 from rl_algos.ppo_rnn.train import make_algorithm, make_policy
 
 SPEC = AlgoSpec(
-    name="ppo_rnn",
-    description="Recurrent PPO (a GRU core; for partially observed tasks)",
-    config_cls=PPORNNConfig,
-    hparams_cls=PPOHParams,
-    make_algorithm=make_algorithm,
-    make_policy=make_policy,
-    action_spaces=ANY_ACTION,
-    presets=PRESETS,
-    extends="ppo",
+    "ppo_rnn", "Recurrent PPO (a GRU core; for partially observed tasks)",
+    config_cls=PPORNNConfig, hparams_cls=PPOHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=make_policy, action_spaces=ANY_ACTION, extends="ppo",
 )

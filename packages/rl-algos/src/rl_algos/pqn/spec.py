@@ -6,12 +6,7 @@ from rl_algos.pqn.train import make_algorithm, make_policy
 from rl_core import Discrete
 
 SPEC = AlgoSpec(
-    name="pqn",
-    description="Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
-    config_cls=PQNConfig,
-    hparams_cls=PQNHParams,
-    make_algorithm=make_algorithm,
-    make_policy=make_policy,
-    action_spaces=(Discrete,),
-    presets=PRESETS,
+    "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
+    config_cls=PQNConfig, hparams_cls=PQNHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=make_policy, action_spaces=(Discrete,),
 )

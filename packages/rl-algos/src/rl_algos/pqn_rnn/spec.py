@@ -7,13 +7,7 @@ from rl_algos.pqn_rnn.train import make_algorithm, make_policy
 from rl_core import Discrete
 
 SPEC = AlgoSpec(
-    name="pqn_rnn",
-    description="Recurrent PQN (a GRU before the Q head; for partially observed tasks)",
-    config_cls=PQNRNNConfig,
-    hparams_cls=PQNHParams,
-    make_algorithm=make_algorithm,
-    make_policy=make_policy,
-    action_spaces=(Discrete,),
-    presets=PRESETS,
-    extends="pqn",
+    "pqn_rnn", "Recurrent PQN (a GRU before the Q head; for partially observed tasks)",
+    config_cls=PQNRNNConfig, hparams_cls=PQNHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=make_policy, action_spaces=(Discrete,), extends="pqn",
 )

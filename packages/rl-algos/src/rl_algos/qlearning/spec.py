@@ -6,14 +6,8 @@ from rl_algos.qlearning.train import make_algorithm, make_policy
 from rl_core import Discrete
 
 SPEC = AlgoSpec(
-    name="qlearning",
-    description="Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",
-    config_cls=QLearningConfig,
-    hparams_cls=QLearningHParams,
-    make_algorithm=make_algorithm,
-    make_policy=make_policy,
-    action_spaces=(Discrete,),
-    presets=PRESETS,
-    observation_spaces=(Discrete,),
-    action_masks=False,
+    "qlearning", "Tabular Q-learning, epsilon-greedy, many agents vmapped (discrete states)",
+    config_cls=QLearningConfig, hparams_cls=QLearningHParams, presets=PRESETS,
+    make_algorithm=make_algorithm, make_policy=make_policy, action_spaces=(Discrete,),
+    observation_spaces=(Discrete,), action_masks=False,
 )

@@ -6,13 +6,7 @@ from rl_algos.sac.train import make_algorithm, make_policy
 from rl_core import Box
 
 SPEC = AlgoSpec(
-    name="sac",
-    description="Soft Actor-Critic (squashed Gaussian, twin critics, learned temperature, replay)",
-    config_cls=SACConfig,
-    hparams_cls=SACHParams,
-    make_algorithm=make_algorithm,
-    make_policy=make_policy,
-    action_spaces=(Box,),
-    presets=PRESETS,
-    action_masks=False,
+    "sac", "Soft Actor-Critic (squashed Gaussian, twin critics, learned temperature, replay)",
+    config_cls=SACConfig, hparams_cls=SACHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=make_policy, action_spaces=(Box,), action_masks=False,
 )

@@ -6,13 +6,7 @@ from rl_algos.td3.train import make_algorithm, make_policy
 from rl_core import Box
 
 SPEC = AlgoSpec(
-    name="td3",
-    description="Twin Delayed DDPG (twin critics, target smoothing, delayed actor, replay buffer)",
-    config_cls=TD3Config,
-    hparams_cls=TD3HParams,
-    make_algorithm=make_algorithm,
-    make_policy=make_policy,
-    action_spaces=(Box,),
-    presets=PRESETS,
-    action_masks=False,
+    "td3", "Twin Delayed DDPG (twin critics, target smoothing, delayed actor, replay buffer)",
+    config_cls=TD3Config, hparams_cls=TD3HParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=make_policy, action_spaces=(Box,), action_masks=False,
 )

@@ -6,12 +6,7 @@ from rl_algos.vpg.config import PRESETS, VPGConfig, VPGHParams
 from rl_algos.vpg.train import make_algorithm
 
 SPEC = AlgoSpec(
-    name="vpg",
-    description="Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",
-    config_cls=VPGConfig,
-    hparams_cls=VPGHParams,
-    make_algorithm=make_algorithm,
-    make_policy=actor_critic_policy,
-    action_spaces=ANY_ACTION,
-    presets=PRESETS,
+    "vpg", "Vanilla Policy Gradient / REINFORCE with a learned value baseline (GAE)",
+    config_cls=VPGConfig, hparams_cls=VPGHParams, presets=PRESETS, make_algorithm=make_algorithm,
+    make_policy=actor_critic_policy, action_spaces=ANY_ACTION,
 )

@@ -20,7 +20,7 @@ import optax
 
 from rl_algos.common.envs import episode_metrics
 from rl_algos.common.policy import actor_critic_setup, agent_fn
-from rl_algos.common.returns import gae
+from rl_algos.common.returns import gae_batch
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.vpg.config import VPGConfig
 from rl_algos.vpg.losses import policy_gradient_loss, value_regression_loss
@@ -74,13 +74,7 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
             venv, partial(act, ts_.params), carry.env_state, carry.timestep, carry.key,
             config.num_steps,
         )
-        model = eqx.combine(ts_.params, static)
-        next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
-        adv, targets = gae(traj.reward, traj.extras["value"], next_values, traj.terminated,
-                           traj.truncated, hp.gamma, hp.gae_lambda)
-        batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
-                 **traj.extras}
-        batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
+        batch = gae_batch(traj, eqx.combine(ts_.params, static).value, hp, config.batch_size)
         pi_tx, vf_tx = optimizers(hp)
         pi_state, vf_state = ts_.opt_state
 
