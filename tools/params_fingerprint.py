@@ -5,6 +5,8 @@ a refactoring left training bitwise unchanged. Run it before and after a change 
     uv run python tools/params_fingerprint.py > after.txt
     diff before.txt after.txt
 
+`uv run python tools/params_fingerprint.py ppo dqn` runs only those algorithms' cases.
+
 Each case trains 2 seeds (vmapped) of one registered algorithm for a few updates with a fixed
 config, through the registry's `make_algorithm` and rl-core's loop, and prints the SHA-256 of every
 parameter leaf's bytes (member axis included) and of the episode-return metric.
@@ -41,6 +43,7 @@ CASES = [
      dict(total_timesteps=10 * 300, learning_starts=1000)),
     ("sac", "gymnax/Pendulum-v1", "classic_control",
      dict(total_timesteps=600, learning_starts=300)),
+    ("a2c", "gymnax/CartPole-v1", "classic_control", dict(total_timesteps=8 * 5 * 20)),
 ]
 
 
@@ -52,7 +55,10 @@ def digest(tree) -> str:
 
 
 def main() -> None:
+    only = set(sys.argv[1:])  # algorithm names to run (default: every case)
     for algo, env_id, preset, static in CASES:
+        if only and algo not in only:
+            continue
         spec = rl_algos.get(algo)
         s_kw, h_kw, _ = spec.presets[preset] if preset else ({}, {}, {})
         config = spec.config_cls(**{**s_kw, **(static or {})})

@@ -15,15 +15,14 @@ from typing import Any
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import optax
 
 from rl_algos.a2c.config import A2CConfig
 from rl_algos.a2c.losses import a2c_loss
-from rl_algos.common.envs import episode_metrics
+from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.policy import actor_critic_setup, agent_fn
 from rl_algos.common.returns import gae_batch
-from rl_core import Agent, Algorithm, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Agent, Algorithm, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 
@@ -41,12 +40,7 @@ def make_algorithm(env: Any, config: A2CConfig) -> Algorithm:
     venv, dist, make_model, static, policy = actor_critic_setup(env, config, config.num_envs)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_model, k_env, k_run = jax.random.split(key, 3)
-        params = eqx.filter(make_model(k_model), eqx.is_array)
-        env_state, ts = venv.reset(k_env)
-        opt_state = rmsprop(hp.lr, hp.max_grad_norm).init(params)
-        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
-                           ts, k_run)
+        return initial_carry(key, make_model, venv, rmsprop(hp.lr, hp.max_grad_norm).init)
 
     def act(params: Any, ts: Any, key: jax.Array):
         return policy.act(Agent(params), ts.observation, policy.noise(key, (config.num_envs,)),
@@ -71,9 +65,8 @@ def make_algorithm(env: Any, config: A2CConfig) -> Algorithm:
         updates, opt_state = rmsprop(hp.lr, hp.max_grad_norm).update(grads, ts_.opt_state,
                                                                      ts_.params)
         params = optax.apply_updates(ts_.params, updates)
-        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
-        new_ts = TrainState(params, opt_state, ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
+        return next_carry(carry, params, opt_state, (env_state, timestep, key), carry.extras, traj,
+                          metrics)
 
     return Algorithm(init, update, config.num_updates, config.batch_size, agent_fn(venv),
                      policy)

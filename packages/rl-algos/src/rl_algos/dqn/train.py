@@ -25,7 +25,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.carry import initial_carry, next_carry
+from rl_algos.common.envs import make_vector_env
 from rl_algos.common.offpolicy import polyak
 from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.common.qvalues import check_spaces, epsilon_at, q_policy
@@ -34,7 +35,7 @@ from rl_algos.common.sgd import clipped_optimizer
 from rl_algos.dqn.config import DQNConfig
 from rl_algos.dqn.losses import double_q_target, n_step_return, td_loss
 from rl_algos.dqn.networks import DQNNetwork
-from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 
@@ -132,12 +133,8 @@ def make_algorithm(env: Any, config: DQNConfig) -> Algorithm:
         return jax.vmap(eqx.combine(params, static))(obs)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_model, k_env, k_run = jax.random.split(key, 3)
-        params = eqx.filter(make_model(k_model), eqx.is_array)
-        env_state, ts = venv.reset(k_env)
-        train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
-        extras = DQNExtras(params, buffer.init(replay_example(env, masked)))
-        return RunnerState(train_state, env_state, ts, k_run, extras)
+        return initial_carry(key, make_model, venv, optimizer(hp).init,
+                             lambda p: DQNExtras(p, buffer.init(replay_example(env, masked))))
 
     def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array):
         return policy.act(Agent(params), ts.observation, key, False, ts.info.get("action_mask"),
@@ -201,10 +198,9 @@ def make_algorithm(env: Any, config: DQNConfig) -> Algorithm:
         target = jax.tree.map(
             lambda moved, new, old: jnp.where(move, jnp.where(hp.tau >= 1.0, new, moved), old),
             polyak(extras.target, params, hp.tau), params, extras.target)
-        metrics = {**metrics, "epsilon": eps, "learning": learning.astype(jnp.float32),
-                   **episode_metrics(traj.info, traj.terminated, traj.truncated)}
-        new_ts = TrainState(params, opt_state, ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, DQNExtras(target, buf)), metrics
+        metrics = {**metrics, "epsilon": eps, "learning": learning.astype(jnp.float32)}
+        return next_carry(carry, params, opt_state, (env_state, timestep, key),
+                          DQNExtras(target, buf), traj, metrics)
 
     return Algorithm(init, update, num_updates, steps_per_update, agent_fn(venv), policy)
 

@@ -25,9 +25,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.config import require
 from rl_algos.common.distributions import log_prob_entropy_feature_major
-from rl_algos.common.envs import episode_metrics
 from rl_algos.common.networks import (
     actor_critic_feature_major,
     actor_weights_t,
@@ -45,7 +45,7 @@ from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.common.shuffle import one_sort_permutation, permutation
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
-from rl_core import Agent, Algorithm, DataAxis, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Agent, Algorithm, DataAxis, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 
@@ -77,14 +77,7 @@ def make_algorithm(
                                  steps_per_update=n_mb * n_ep)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_model, k_env, k_run = jax.random.split(key, 3)
-        if data_axis is not None:  # same model everywhere, different environments and actions
-            index = jax.lax.axis_index(data_axis.name)
-            k_env, k_run = jax.random.fold_in(k_env, index), jax.random.fold_in(k_run, index)
-        params = eqx.filter(make_model(k_model), eqx.is_array)
-        env_state, ts = venv.reset(k_env)
-        train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
-        return RunnerState(train_state, env_state, ts, k_run)
+        return initial_carry(key, make_model, venv, optimizer(hp).init, data_axis=data_axis)
 
     def act(params: Any, ts: Any, noise: jax.Array):
         return policy.act(Agent(params), ts.observation, noise, False, ts.info.get("action_mask"))
@@ -152,12 +145,8 @@ def make_algorithm(
             partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
             n_ep, n_mb, axis_name,
             permute=one_sort_permutation if config.fast_update else permutation)
-        episodes = episode_metrics(traj.info, traj.terminated, traj.truncated)
-        if data_axis is not None:
-            episodes = jax.lax.psum(episodes, data_axis.name)
-        metrics.update(episodes)
-        new_ts = TrainState(params, opt_state, ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
+        return next_carry(carry, params, opt_state, (env_state, timestep, key), carry.extras,
+                          traj, metrics, data_axis)
 
     return Algorithm(init, update, num_updates, batch_size, agent_fn(venv), policy)
 

@@ -19,8 +19,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.distributions import distribution_for
-from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.envs import make_vector_env
 from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.common.recurrent import (
     recurrent_actor_critic_policy,
@@ -37,7 +38,6 @@ from rl_core import (
     Policy,
     RunnerState,
     TrainResult,
-    TrainState,
     recurrent_rollout,
 )
 from rl_core import make_train as _make_train
@@ -75,11 +75,8 @@ def make_algorithm(env: Any, config: PPORNNConfig) -> Algorithm:
                                  steps_per_update=n_mb * n_ep)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_model, k_env, k_run = jax.random.split(key, 3)
-        params = eqx.filter(make_model(k_model), eqx.is_array)
-        env_state, ts = venv.reset(k_env)
-        train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
-        return RunnerState(train_state, env_state, ts, k_run, initial_state(num_envs))
+        return initial_carry(key, make_model, venv, optimizer(hp).init,
+                             lambda p: initial_state(num_envs))
 
     def act(params: Any, ts: Any, noise: jax.Array, h: jax.Array):
         first = jnp.logical_or(ts.terminated, ts.truncated)  # the previous step ended an episode
@@ -120,9 +117,8 @@ def make_algorithm(env: Any, config: PPORNNConfig) -> Algorithm:
         params, opt_state, metrics = sgd_epochs(
             partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
             n_ep, n_mb)
-        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
-        new_ts = TrainState(params, opt_state, ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, h), metrics
+        return next_carry(carry, params, opt_state, (env_state, timestep, key), h, traj,
+                          metrics)
 
     return Algorithm(init, update, num_updates, config.batch_size, agent_fn(venv), policy)
 

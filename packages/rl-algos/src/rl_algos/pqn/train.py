@@ -18,7 +18,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.carry import initial_carry, next_carry
+from rl_algos.common.envs import make_vector_env
 from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.common.qnetwork import QNetwork
 from rl_algos.common.qvalues import (
@@ -31,7 +32,7 @@ from rl_algos.common.qvalues import (
 )
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.pqn.config import PQNConfig
-from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 
@@ -68,11 +69,7 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         return jax.vmap(eqx.combine(params, static))(obs)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_model, k_env, k_run = jax.random.split(key, 3)
-        params = eqx.filter(make_model(k_model), eqx.is_array)
-        env_state, ts = venv.reset(k_env)
-        train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
-        return RunnerState(train_state, env_state, ts, k_run)
+        return initial_carry(key, make_model, venv, optimizer(hp).init)
 
     def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array):
         return policy.act(Agent(params), ts.observation, key, False, ts.info.get("action_mask"),
@@ -105,9 +102,8 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         params, opt_state, metrics = sgd_epochs(grad_fn, optimizer(hp), ts_.params,
                                                 ts_.opt_state, batch, k_perm, n_ep, n_mb)
         metrics["epsilon"] = eps
-        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
-        new_ts = TrainState(params, opt_state, ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
+        return next_carry(carry, params, opt_state, (env_state, timestep, key), carry.extras, traj,
+                          metrics)
 
     return Algorithm(init, update, num_updates, config.batch_size, agent_fn(venv), policy)
 

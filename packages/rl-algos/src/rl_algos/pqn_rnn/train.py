@@ -20,7 +20,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from rl_algos.common.envs import episode_metrics, make_vector_env
+from rl_algos.common.carry import initial_carry, next_carry
+from rl_algos.common.envs import make_vector_env
 from rl_algos.common.networks import orthogonal_linear
 from rl_algos.common.policy import (
     agent_fn,
@@ -48,7 +49,6 @@ from rl_core import (
     Policy,
     RunnerState,
     TrainResult,
-    TrainState,
     recurrent_rollout,
 )
 from rl_core import make_train as _make_train
@@ -169,11 +169,8 @@ def make_algorithm(env: Any, config: PQNRNNConfig) -> Algorithm:
                                  steps_per_update=n_mb * n_ep)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_model, k_env, k_run = jax.random.split(key, 3)
-        params = eqx.filter(q_network_model(env, config)(k_model), eqx.is_array)
-        env_state, ts = venv.reset(k_env)
-        train_state = TrainState(params, optimizer(hp).init(params), jnp.zeros((), jnp.int32))
-        return RunnerState(train_state, env_state, ts, k_run, initial_state(num_envs))
+        return initial_carry(key, q_network_model(env, config), venv, optimizer(hp).init,
+                             lambda p: initial_state(num_envs))
 
     def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array, h: jax.Array):
         first = jnp.logical_or(ts.terminated, ts.truncated)  # the previous step ended an episode
@@ -202,9 +199,8 @@ def make_algorithm(env: Any, config: PQNRNNConfig) -> Algorithm:
         params, opt_state, metrics = sgd_epochs(grad_fn, optimizer(hp), ts_.params,
                                                 ts_.opt_state, batch, k_perm, n_ep, n_mb)
         metrics["epsilon"] = eps
-        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
-        new_ts = TrainState(params, opt_state, ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, h), metrics
+        return next_carry(carry, params, opt_state, (env_state, timestep, key), h, traj,
+                          metrics)
 
     return Algorithm(init, update, num_updates, config.batch_size, agent_fn(venv), policy)
 

@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from rl_algos.common.carry import next_carry
 from rl_algos.common.dense import TwinCritic, critic_loss
-from rl_algos.common.envs import episode_metrics
 from rl_algos.common.offpolicy import (
     BoxActions,
     actor_critic_makers,
@@ -222,10 +222,9 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
         # Under vmap (many members) `cond` computes both branches and selects; the warm-up is a
         # small share of a run.
         params, opt_state, target, metrics = jax.lax.cond(learning, learnt, skip, *operands)
-        metrics = {**metrics, "learning": learning.astype(jnp.float32),
-                   **episode_metrics(traj.info, traj.terminated, traj.truncated)}
-        new_ts = TrainState(params, opt_state, ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, TD3Extras(target, buf)), metrics
+        metrics = {**metrics, "learning": learning.astype(jnp.float32)}
+        return next_carry(carry, params, opt_state, (env_state, timestep, key),
+                          TD3Extras(target, buf), traj, metrics)
 
     return Algorithm(init, update, config.num_updates, steps_per_update, agent_fn(venv), policy)
 

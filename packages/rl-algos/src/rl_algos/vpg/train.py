@@ -15,16 +15,15 @@ from typing import Any
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import optax
 
-from rl_algos.common.envs import episode_metrics
+from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.policy import actor_critic_setup, agent_fn
 from rl_algos.common.returns import gae_batch
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.vpg.config import VPGConfig
 from rl_algos.vpg.losses import policy_gradient_loss, value_regression_loss
-from rl_core import Agent, Algorithm, RunnerState, TrainResult, TrainState, rollout
+from rl_core import Agent, Algorithm, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 
@@ -39,13 +38,8 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
                 clipped_optimizer(hp.vf_lr, hp.max_grad_norm))
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_model, k_env, k_run = jax.random.split(key, 3)
-        params = eqx.filter(make_model(k_model), eqx.is_array)
-        env_state, ts = venv.reset(k_env)
         pi_tx, vf_tx = optimizers(hp)
-        opt_state = (pi_tx.init(params), vf_tx.init(params))
-        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
-                           ts, k_run)
+        return initial_carry(key, make_model, venv, lambda p: (pi_tx.init(p), vf_tx.init(p)))
 
     def act(params: Any, ts: Any, key: jax.Array):
         return policy.act(Agent(params), ts.observation, policy.noise(key, (config.num_envs,)),
@@ -89,9 +83,8 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
             vf_grad, vf_tx, params, vf_state, {"obs": batch["obs"], "target": batch["target"]},
             k_perm, n_ep, n_mb)
         metrics = {**metrics, "loss/value": v_metrics["loss/value"]}
-        metrics.update(episode_metrics(traj.info, traj.terminated, traj.truncated))
-        new_ts = TrainState(params, (pi_state, vf_state), ts_.step + 1)
-        return RunnerState(new_ts, env_state, timestep, key, carry.extras), metrics
+        return next_carry(carry, params, (pi_state, vf_state), (env_state, timestep, key),
+                          carry.extras, traj, metrics)
 
     return Algorithm(init, update, config.num_updates, config.batch_size, agent_fn(venv),
                      policy)
