@@ -200,3 +200,48 @@ def test_finished_run_trains_further(references, tmp_path, capsys) -> None:
     assert summary["total_timesteps"] == steps and summary["resumed_from_update"] == 80
     config = json.loads((run_dir / "config.json").read_text())
     assert config["num_updates"] == 120 and config["resumed"][0]["from_update"] == 80
+
+
+def test_copies_of_one_ctrl_c_stop_once_and_a_later_one_aborts(monkeypatch) -> None:
+    """SIGINTs within the repeat window of the first (a terminal's Ctrl-C and `uv run`'s
+    forwarded copy) ask for one checkpoint-and-stop; a SIGINT after the window aborts at once."""
+    from rl_cli import checkpoint
+
+    monkeypatch.setattr(checkpoint, "REPEAT_WINDOW_SECONDS", 0.3)
+    with checkpoint.Checkpointer(None, {"num_updates": 1}) as saver:
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)  # the copy: ignored
+        assert saver.signum == signal.SIGINT
+        time.sleep(0.4)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)  # the handler runs at the next bytecode boundary
+
+
+def test_ctrl_c_to_the_process_group_of_uv_run_checkpoints(references, tmp_path) -> None:
+    """`uv run rl run ...` interrupted as a terminal interrupts it: SIGINT to its whole process
+    group (uv gets one and forwards another to rl) at a random chunk boundary. The run
+    checkpoints, exits 130 with the command that continues it, and `rl resume` ends bitwise
+    equal to the uninterrupted run."""
+    import shutil
+
+    uv = os.environ.get("UV") or shutil.which("uv")
+    assert uv, "uv is not on PATH: the README's commands need it"
+    chunk = CASES["ppo"][2]
+    at = chunk * random.Random(time.time_ns()).randint(1, 8)
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "RL_COMPILE_CACHE_DIR": jax.config.jax_compilation_cache_dir or ""}
+    proc = subprocess.Popen([uv, "run", "rl", *_args("ppo", tmp_path, "run")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=Path(__file__).parents[3])
+    deadline = time.monotonic() + 300
+    while _updates_saved(run_dir) < at and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run wrote no checkpoint in 300 s"
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGINT)
+    code, text = _finish(proc)
+    assert code == 130, f"(interrupted after the checkpoint at update {at}) {text}"
+    assert "rl resume" in text and "checkpoint" in text, text
+    code, text = _finish(_rl(["resume", str(run_dir), "--no-progress"]))
+    assert code == 0, text
+    _assert_same_run(run_dir, references["ppo"])

@@ -47,6 +47,11 @@ FOLDER = "checkpoints"
 KEEP = 2
 # Exit codes of a run stopped by a signal after saving, as a shell reports a process killed by it.
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+# One Ctrl-C can arrive as several SIGINTs: a terminal signals the whole foreground process group
+# and `uv run`, which is in it, forwards its copy to `rl` as well (measured 0.2 s after the
+# first). Copies within this many seconds of the first signal are that same Ctrl-C; a SIGINT
+# after it is a deliberate second one and aborts at once.
+REPEAT_WINDOW_SECONDS = 1.5
 
 
 class CorruptCheckpoint(ValueError):
@@ -252,23 +257,29 @@ class Checkpointer:
 
     def __enter__(self) -> Checkpointer:
         """Catches SIGINT and SIGTERM: the first asks for a checkpoint and a stop at the next
-        chunk boundary; a second SIGINT stops at once (KeyboardInterrupt), keeping the previous
-        checkpoint."""
+        chunk boundary; copies of it within `REPEAT_WINDOW_SECONDS` are ignored, and a SIGINT
+        after that window stops at once (KeyboardInterrupt), keeping the previous checkpoint."""
         self._previous = {s: signal.getsignal(s) for s in SIGNAL_EXIT}
+        first_at = [0.0]
 
         def handler(signum: int, frame: Any) -> None:
-            self.signum = signum
-            # A second Ctrl-C interrupts at once (Python's own handler), keeping the previous
-            # checkpoint.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            now = time.monotonic()
+            if self.signum is None:
+                self.signum, first_at[0] = signum, now
+            elif signum == signal.SIGINT and now - first_at[0] > REPEAT_WINDOW_SECONDS:
+                raise KeyboardInterrupt
 
         for s in SIGNAL_EXIT:
             signal.signal(s, handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Restores the previous handlers; after a caught signal the SIGINT handler stays, so
+        that a copy of that Ctrl-C arriving after the stop (`uv run`'s, while the process
+        reports its checkpoint) is ignored as well."""
         for s, h in self._previous.items():
-            signal.signal(s, h)
+            if not (s == signal.SIGINT and self.signum is not None):
+                signal.signal(s, h)
 
 
 def check_cadence(every_updates: int, minutes: float, eval_every: int, chunk_len: int,
