@@ -215,49 +215,51 @@ def write_doc(store: dict[str, Any]) -> None:
     for suite, rows in store.items():
         meta = rows["meta"]
         lines += [f"## {suite}", "",
-                  f"`uv run python tools/results.py --suite {suite} --seeds {meta['seeds']}` at "
-                  f"commit `{meta['commit']}` ({meta['date']}; suite compute "
-                  f"{meta['wall_seconds']:,.0f} s).", "",
+                  f"`uv run python tools/results.py --suite {suite} --seeds {meta['seeds']}` "
+                  f"(suite compute {meta['wall_seconds']:,.0f} s; each row's commit and date in "
+                  "its last columns).", "",
                   "| algo | task | steps/seed | seeds | greedy IQM [95% CI] | worst seed | "
-                  "training IQM [95% CI] | compile s | train s | reference (source) |",
-                  "| --- | --- | ---: | ---: | --- | ---: | --- | ---: | ---: | --- |"]
+                  "training IQM [95% CI] | compile s | train s | reference (source) | commit | "
+                  "date |",
+                  "| --- | --- | ---: | ---: | --- | ---: | --- | ---: | ---: | --- | --- | --- |"]
         write_figure(suite, rows)
         for r in rows["rows"]:
             g, t = r["greedy"], r["training"]
             task = r["env"] + "".join(f" {k}={v}" for k, v in r["env_kwargs"].items())
             lines.append(
-                f"| {_algo_cell(r, meta)} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
+                f"| {r['algo']} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
                 f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] "
                 f"({r['eval_episodes']} ep.) | {_num(g['min'])} | "
                 f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] | "
-                f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | {r['reference']} |")
+                f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | {r['reference']} | "
+                f"{_commit_cell(r, meta)} |")
         lines += ["", f"![{suite}: per-seed returns](figures/{figure_path(suite).name})", ""]
     DOC.write_text("\n".join(lines))
 
 
-def _algo_cell(row: dict[str, Any], meta: dict[str, Any]) -> str:
-    """The algorithm's name, with the commit it was rerun at when that is not the suite's
-    (`--only`)."""
-    if row.get("commit", meta["commit"]) == meta["commit"]:
-        return row["algo"]
-    return f"{row['algo']} (rerun at `{row['commit']}`, {row['date']})"
+def _commit_cell(row: dict[str, Any], meta: dict[str, Any]) -> str:
+    """`commit | date` of the code a row was measured with: the suite's, or the row's own when
+    it was rerun alone (`--only`)."""
+    return f"`{row.get('commit', meta['commit'])}` | {row.get('date', meta['date'])}"
 
 
 def quote(suite: str, rows: dict[str, Any]) -> list[str]:
     """The compact table of a suite's rows that other documents quote."""
     meta = rows["meta"]
     lines = [f"From [docs/results.md](results.md) (`tools/results.py --suite {suite} --seeds "
-             f"{meta['seeds']}`, commit `{meta['commit']}`): greedy evaluation and training "
-             "return, interquartile mean over seeds [95% bootstrap CI].", "",
-             "| algo | task | steps/seed | seeds | greedy | worst seed | training |",
-             "| --- | --- | ---: | ---: | --- | ---: | --- |"]
+             f"{meta['seeds']}`): greedy evaluation and training return, interquartile mean over "
+             "seeds [95% bootstrap CI], and the commit each row was measured at.", "",
+             "| algo | task | steps/seed | seeds | greedy | worst seed | training | commit | "
+             "date |",
+             "| --- | --- | ---: | ---: | --- | ---: | --- | --- | --- |"]
     for r in rows["rows"]:
         g, t = r["greedy"], r["training"]
-        lines.append(f"| {_algo_cell(r, meta)} | {r['env']} | {r['steps_per_seed']:,} | "
+        lines.append(f"| {r['algo']} | {r['env']} | {r['steps_per_seed']:,} | "
                      f"{r['seeds']} | "
                      f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] | "
                      f"{_num(g['min'])} | "
-                     f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] |")
+                     f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] | "
+                     f"{_commit_cell(r, meta)} |")
     return lines
 
 
