@@ -11,6 +11,16 @@ import click
 from rl_cli import compile_cache, timings
 from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, RunStopped, UserError
 from rl_cli.evaluate import PGX_OPPONENTS
+from rl_cli.options import (
+    checkpoint_options,
+    device_options,
+    distributed_options,
+    env_kwargs,
+    start_distributed,
+    total_timesteps_option,
+    training_options,
+    watchdog_option,
+)
 
 timings.mark("import rl_cli")
 
@@ -32,86 +42,10 @@ def cli(no_compile_cache: bool) -> None:
     timings.mark("import jax, compile cache")
 
 
-def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    """A duration: a finite number of seconds, >= 0 (0: off)."""
-    import math
-
-    if not math.isfinite(value) or value < 0:
-        raise click.BadParameter(f"must be a finite number of seconds >= 0 (0: off), got {value}")
-    return value
-
-
-def _device_options(f):
-    """--devices and the multi-host start-up options, shared by `rl run` and `rl sweep`."""
-    f = click.option("--devices", type=int, default=None,
-                     help="Use the first N devices (default: all, members sharded over them).")(f)
-    return _distributed_options(f)
-
-
-def _checkpoint_options(f):
-    """When `rl run` and `rl sweep` write full-state checkpoints."""
-    f = click.option("--checkpoint-minutes", type=float, default=10.0, show_default=True,
-                     help="Minutes of training between checkpoints (0: off).")(f)
-    f = click.option("--checkpoint-every", type=int, default=0, show_default=True,
-                     help="Updates between checkpoints (0: by time only; a multiple of the "
-                          "chunk length). Checkpoints are also written at the end and on "
-                          "Ctrl-C/SIGTERM; `rl resume RUN_DIR` continues.")(f)
-    return f
-
-
-def _distributed_options(f):
-    """The multi-host start-up options (`rl run`, `rl sweep`, `rl resume`)."""
-    f = click.option("--coordinator", default=None, envvar="RL_COORDINATOR_ADDRESS",
-                     help="Multi-host: host:port of process 0 (also RL_COORDINATOR_ADDRESS).")(f)
-    f = click.option("--num-processes", type=int, default=None, envvar="RL_NUM_PROCESSES",
-                     help="Multi-host: how many processes take part (also RL_NUM_PROCESSES).")(f)
-    f = click.option("--process-id", type=int, default=None, envvar="RL_PROCESS_ID",
-                     help="Multi-host: this process's id, 0 writes the files (also "
-                          "RL_PROCESS_ID).")(f)
-    f = click.option("--distributed-auto", is_flag=True,
-                     help="Multi-host: let JAX detect the cluster from the scheduler's "
-                          "environment (SLURM, Open MPI, Kubernetes, ...).")(f)
-    return f
-
-
-def _start_distributed(coordinator: str | None, num_processes: int | None,
-                       process_id: int | None, auto: bool) -> None:
-    """Starts jax.distributed when asked, before anything else touches JAX."""
-    from rl_core import distributed_config, initialize_distributed
-
-    if auto and any(v is not None for v in (coordinator, num_processes, process_id)):
-        raise UserError("--distributed-auto detects the cluster itself; drop --coordinator/"
-                        "--num-processes/--process-id (or drop --distributed-auto)")
-    try:
-        cfg = distributed_config(coordinator, num_processes, process_id, auto, environ={})
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    initialize_distributed(cfg)
-
-
 @cli.command()
-@click.option("--algo", default="ppo", show_default=True, help="Algorithm (`rl algos`).")
-@click.option("--env", "env_id", required=True, help="Environment id, e.g. gymnax/CartPole-v1.")
-@click.option("--num-seeds", default=1, show_default=True, type=int,
-              help="Independent agents trained at once (vmapped); member i uses seed SEED+i.")
-@click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--total-timesteps", type=float, default=None,
-              help="Environment steps per agent (default: the preset's).")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="Override any config or hyperparameter field (repeatable).")
-@click.option("--env-arg", "env_args", multiple=True, metavar="KEY=VALUE",
-              help="Environment parameter, e.g. max_steps_in_episode=200 (repeatable).")
-@click.option("--preset", default=None,
-              help="Hyperparameter preset (default: chosen from the environment; 'none' for "
-                   "the algorithm's defaults).")
-@click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))
-@click.option("--run-name", default=None, help="Run directory name (default: algo-env-time).")
-@click.option("--log-every", type=int, default=None,
-              help="Updates per logged chunk (must divide the number of updates).")
-@click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
-              callback=_seconds,
-              help="Stop with an error if the run makes no progress for this long (0: off).")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@training_options(member="agent", run_name="algo-env-time",
+                  num_seeds="Independent agents trained at once (vmapped); member i uses seed "
+                            "SEED+i.")
 @click.option("--data-parallel", is_flag=True,
               help="Split each agent's environments over the devices and average gradients "
                    "(one agent uses the whole machine) instead of sharding members.")
@@ -128,9 +62,9 @@ def _start_distributed(coordinator: str | None, num_processes: int | None,
               help="Updates between greedy evaluations during training (--eval-episodes "
                    "episodes each, logged as eval/greedy_return; 0: none; a multiple of the "
                    "chunk length).")
-@_checkpoint_options
-@_device_options
-def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: float | None,
+@checkpoint_options
+@device_options
+def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: int | None,
         sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
         run_name: str | None, log_every: int | None, watchdog_seconds: float,
         no_progress: bool, data_parallel: bool, meta_params: Path | None, eval_episodes: int,
@@ -143,13 +77,10 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
     from rl_cli.overrides import parse_assignments
     from rl_cli.runner import RunRequest, execute
 
-    if total_timesteps is not None and not float(total_timesteps).is_integer():
-        raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
-    _start_distributed(coordinator, num_processes, process_id, distributed_auto)
+    start_distributed(coordinator, num_processes, process_id, distributed_auto)
     req = RunRequest(
-        algo=algo, env=env_id, num_seeds=num_seeds, seed=seed,
-        total_timesteps=None if total_timesteps is None else int(total_timesteps),
-        sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
+        algo=algo, env=env_id, num_seeds=num_seeds, seed=seed, total_timesteps=total_timesteps,
+        sets=parse_assignments(sets), env_kwargs=env_kwargs(env_args), preset=preset,
         logdir=logdir, run_name=run_name, log_every=log_every,
         watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
         data_parallel=data_parallel, meta_params=meta_params, eval_episodes=eval_episodes,
@@ -161,14 +92,11 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: floa
 
 @cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--total-timesteps", type=float, default=None,
-              help="A new total of environment steps per agent (default: the run's own).")
-@click.option("--watchdog-seconds", default=None, type=float,
-              help="Stop with an error if the run makes no progress for this long (0: off; "
-                   "default: the run's).")
+@total_timesteps_option("A new total of environment steps per agent (default: the run's own).")
+@watchdog_option("the run", default=None)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-@_distributed_options
-def resume(run_dir: Path, total_timesteps: float | None, watchdog_seconds: float | None,
+@distributed_options
+def resume(run_dir: Path, total_timesteps: int | None, watchdog_seconds: float | None,
            no_progress: bool, coordinator: str | None, num_processes: int | None,
            process_id: int | None, distributed_auto: bool) -> None:
     """Continue an `rl run` or `rl sweep` from its newest checkpoint, in the same directory:
@@ -176,61 +104,38 @@ def resume(run_dir: Path, total_timesteps: float | None, watchdog_seconds: float
     uninterrupted run gives."""
     from rl_cli.runner import check_processes, execute, read_config, resume_request
 
-    if total_timesteps is not None and not float(total_timesteps).is_integer():
-        raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
-    if watchdog_seconds is not None:
-        _seconds(click.get_current_context(), None, watchdog_seconds)  # type: ignore[arg-type]
-    total = None if total_timesteps is None else int(total_timesteps)
     run_dir = run_dir.resolve()  # `rl resume .` names the directory by its path
     record = read_config(run_dir) if run_dir.is_dir() else {}
-    _start_distributed(coordinator, num_processes, process_id, distributed_auto)
+    start_distributed(coordinator, num_processes, process_id, distributed_auto)
     check_processes(record)
     if "sweep_request" in record:
         from rl_cli.sweep import execute_sweep, resume_sweep_request
 
-        sweep_req, session = resume_sweep_request(run_dir, record["sweep_request"], total)
+        sweep_req, session = resume_sweep_request(run_dir, record["sweep_request"],
+                                                      total_timesteps)
         if watchdog_seconds is not None:
             session["watchdog_seconds"] = watchdog_seconds
         execute_sweep(sweep_req, run_dir.parent, run_dir.name, progress=not no_progress,
                       resume_dir=run_dir, **session)
         return
-    req = resume_request(run_dir, total, progress=not no_progress,
+    req = resume_request(run_dir, total_timesteps, progress=not no_progress,
                          watchdog_seconds=watchdog_seconds)
     execute(req, resume_dir=run_dir)
 
 
 @cli.command()
-@click.option("--algo", default="ppo", show_default=True, help="Algorithm (`rl algos`).")
-@click.option("--env", "env_id", required=True, help="Environment id, e.g. gymnax/CartPole-v1.")
+@training_options(member="member", run_name="sweep-algo-env-time",
+                  num_seeds="Seeds per point; member seeds are SEED..SEED+N-1 at every point.")
 @click.option("--grid", "grids", multiple=True, metavar="KEY=V1,V2,...",
               help="Values of one traced hyperparameter (repeatable: the grid is the product).")
 @click.option("--sample", "samples", multiple=True, metavar="KEY=DIST:LOW:HIGH",
               help="Random search: DIST is uniform or loguniform (repeatable).")
 @click.option("--num-samples", default=1, show_default=True, type=int,
-              help="Random points drawn for the --sample keys.")
-@click.option("--num-seeds", default=1, show_default=True, type=int,
-              help="Seeds per point; member seeds are SEED..SEED+N-1 at every point.")
-@click.option("--seed", default=0, show_default=True, type=int,
-              help="First seed (also seeds the random search).")
-@click.option("--total-timesteps", type=float, default=None,
-              help="Environment steps per member (default: the preset's).")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="Fix any config or hyperparameter field for every member (repeatable).")
-@click.option("--env-arg", "env_args", multiple=True, metavar="KEY=VALUE",
-              help="Environment parameter (repeatable).")
-@click.option("--preset", default=None, help="Hyperparameter preset ('none': defaults).")
-@click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))
-@click.option("--run-name", default=None, help="Run directory name (default: sweep-algo-env-time).")
-@click.option("--log-every", type=int, default=None,
-              help="Updates per logged chunk (must divide the number of updates).")
-@click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
-              callback=_seconds,
-              help="Stop with an error if the sweep makes no progress for this long (0: off).")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
-@_checkpoint_options
-@_device_options
+              help="Random points drawn for the --sample keys (seeded by --seed).")
+@checkpoint_options
+@device_options
 def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ...],
-          num_samples: int, num_seeds: int, seed: int, total_timesteps: float | None,
+          num_samples: int, num_seeds: int, seed: int, total_timesteps: int | None,
           sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
           run_name: str | None, log_every: int | None, watchdog_seconds: float,
           no_progress: bool, checkpoint_minutes: float, checkpoint_every: int,
@@ -240,16 +145,13 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
     from rl_cli.overrides import parse_assignments
     from rl_cli.sweep import SweepRequest, execute_sweep, parse_grid, parse_sample
 
-    if total_timesteps is not None and not float(total_timesteps).is_integer():
-        raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
     req = SweepRequest(
         algo=algo, env=env_id, grid=parse_grid(grids), sample=parse_sample(samples),
-        num_samples=num_samples, num_seeds=num_seeds, seed=seed,
-        total_timesteps=None if total_timesteps is None else int(total_timesteps),
-        sets=parse_assignments(sets), env_kwargs=_env_kwargs(env_args), preset=preset,
+        num_samples=num_samples, num_seeds=num_seeds, seed=seed, total_timesteps=total_timesteps,
+        sets=parse_assignments(sets), env_kwargs=env_kwargs(env_args), preset=preset,
         devices=devices, log_every=log_every,
     )
-    _start_distributed(coordinator, num_processes, process_id, distributed_auto)
+    start_distributed(coordinator, num_processes, process_id, distributed_auto)
     execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress,
                   checkpoint_every=checkpoint_every, checkpoint_minutes=checkpoint_minutes)
 
@@ -268,8 +170,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
               "with --resume, the new total.")
 @click.option("--inner-seeds", type=int, default=None,
               help="Agents trained per member and environment [default: 2].")
-@click.option("--total-timesteps", type=float, default=None,
-              help="Environment steps per inner agent [default: 5e4].")
+@total_timesteps_option("Environment steps per inner agent [default: 5e4].")
 @click.option("--hidden", type=int, default=None, help="Meta-network width [default: 32].")
 @click.option("--sigma", type=float, default=None, help="Search noise std [default: 0.1].")
 @click.option("--es-lr", type=float, default=None, help="open_es step size (Adam) [default: 0.05].")
@@ -290,14 +191,12 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
 @click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))
 @click.option("--run-name", default=None,
               help="Run directory name (default: evolve-META-ENV-time).")
-@click.option("--watchdog-seconds", default=600.0, show_default=True, type=float,
-              callback=_seconds,
-              help="Stop with an error if a generation makes no progress for this long (0: off).")
+@watchdog_option("a generation")
 @click.option("--devices", type=int, default=None,
               help="Use the first N devices (default: all, the population sharded over them).")
 def evolve(meta: str | None, algo: str | None, envs: tuple[str, ...], strategy: str | None,
            population: int | None, generations: int | None, inner_seeds: int | None,
-           total_timesteps: float | None, hidden: int | None, sigma: float | None,
+           total_timesteps: int | None, hidden: int | None, sigma: float | None,
            es_lr: float | None, init_scale: float | None, seed: int | None,
            sets: tuple[str, ...], preset: str | None, baseline: bool | None,
            normalise: bool | None, window: float | None, resume: Path | None, logdir: Path,
@@ -322,29 +221,9 @@ def evolve(meta: str | None, algo: str | None, envs: tuple[str, ...], strategy: 
             raise UserError("--resume writes into the run's own directory; drop --run-name")
         req = load_request(resume, generations)
     else:
-        if total_timesteps is not None and not float(total_timesteps).is_integer():
-            raise UserError(f"--total-timesteps must be a whole number, got {total_timesteps}")
-        if total_timesteps is not None:
-            given["total_timesteps"] = int(total_timesteps)
         given["generations"] = generations
         req = EvolveRequest(**{k: v for k, v in given.items() if v is not None})
     execute_evolve(req, logdir, run_name, resume, watchdog_seconds)
-
-
-def _env_kwargs(items: tuple[str, ...]) -> dict[str, object]:
-    from rl_cli.overrides import parse_assignments
-
-    out: dict[str, object] = {}
-    for k, v in parse_assignments(items, "--env-arg").items():
-        for conv in (int, float):
-            try:
-                out[k] = conv(v)
-                break
-            except ValueError:
-                continue
-        else:
-            out[k] = {"true": True, "false": False}.get(v.lower(), v)
-    return out
 
 
 @cli.command("eval")
@@ -434,62 +313,18 @@ def plot(run_dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], members
 @click.option("--backend", default=None, help="Only this backend (gymnax, ...).")
 def envs(backend: str | None) -> None:
     """List every environment id with its spaces, grouped by backend."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from rl_cli.listing import print_envs
 
-    import rl_envs
-    from rl_core import describe
-
-    console = Console()
-    prefixes = [backend] if backend else list(rl_envs.BACKENDS)
-    missing = []
-    for p in prefixes:
-        if p not in rl_envs.BACKENDS:
-            raise UserError(f"unknown backend '{p}'; known: {', '.join(rl_envs.BACKENDS)}")
-        ids = rl_envs.list_envs(p, installed_only=False)
-        if not rl_envs.backend_installed(p):
-            missing.append(p)
-            # escape: rich would take the extra's `[name]` for markup and drop it.
-            console.print(f"[bold]{p}[/]: {len(ids)} environments, not installed — "
-                          f"{escape(rl_envs.missing_extra_message(p))}", soft_wrap=True)
-            continue
-        table = Table(title=f"{p} ({len(ids)} environments)", title_justify="left")
-        table.add_column("id", no_wrap=True)  # ids stay greppable in a narrow terminal
-        for col in ("family", "observation", "action"):
-            table.add_column(col)
-        for env_id in ids:
-            env = rl_envs.make(env_id)
-            table.add_row(env_id, rl_envs.family(env_id), describe(env.observation_space),
-                          describe(env.action_space))
-        console.print(table)
-    extras = ", ".join(f"{p} (extra '{rl_envs.BACKENDS[p].extra}')" for p in missing)
-    console.print(escape(f"missing backends: {extras}") if missing else
-                  f"every listed backend is installed: {', '.join(prefixes)}")
+    print_envs(backend)
 
 
 @cli.command()
 def algos() -> None:
     """List the algorithms, what they support (action spaces, legal-action masks,
     --data-parallel, evolved meta-parameters) and their presets."""
-    from rich.console import Console
-    from rich.table import Table
+    from rl_cli.listing import print_algos
 
-    import rl_algos
-
-    table = Table(title="algorithms", title_justify="left")
-    for col in ("name", "description", "action spaces", "supports"):
-        table.add_column(col)
-    table.add_column("presets", min_width=len("continuous_control"))
-    for spec in rl_algos.ALGORITHMS.values():
-        supports = [name for name, on in (("masks", spec.action_masks),
-                                          ("data-parallel", spec.data_parallel),
-                                          (f"meta:{spec.meta_field}", spec.meta_field))
-                    if on]
-        table.add_row(spec.name, spec.description,
-                      ", ".join(t.__name__ for t in spec.action_spaces),
-                      ", ".join(supports) or "-", ", ".join(spec.presets) or "-")
-    Console().print(table)
+    print_algos()
 
 
 def main(argv: list[str] | None = None) -> None:
