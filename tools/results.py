@@ -129,7 +129,8 @@ def summarise(values: list[float | None]) -> dict[str, Any]:
 def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
     from rich.console import Console
 
-    from rl_cli.runner import RunRequest, execute
+    from rl_cli.request import RunRequest
+    from rl_cli.runner import execute
 
     req = RunRequest(algo=task.algo, env=task.env, num_seeds=seeds, total_timesteps=task.steps,
                      sets=dict(task.sets), env_kwargs=dict(task.env_kwargs), logdir=logdir,

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rl_cli.runner import RunRequest, execute
+from rl_cli.request import RunRequest
+from rl_cli.runner import execute
 from rl_cli.stats import mean_ci95
 
 pytestmark = pytest.mark.gate

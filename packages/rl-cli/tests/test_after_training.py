@@ -1,4 +1,4 @@
-"""`rl run` prepares what follows training while it trains (`runner.AfterTraining`): the final
+"""`rl run` prepares what follows training while it trains (`after.AfterTraining`): the final
 greedy evaluation's program compiled for agents shaped like the run's gives exactly the
 evaluation compiled afterwards, a program that does not fit the agents is replaced, and
 curves.png's imports and fonts are warmed up."""
@@ -11,8 +11,9 @@ import jax.numpy as jnp
 import rl_algos
 import rl_envs
 from rl_algos.common import hparams_as_arrays
+from rl_cli.after import AfterTraining, final_agents, final_evaluation
 from rl_cli.evaluate import compile_play
-from rl_cli.runner import AfterTraining, final_agents, final_evaluation, member_keys
+from rl_cli.request import member_keys
 
 
 def _setup(members: int):

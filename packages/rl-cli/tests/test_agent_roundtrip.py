@@ -12,9 +12,10 @@ import numpy as np
 
 import rl_envs
 from rl_algos.common import hparams_as_arrays
+from rl_cli.after import final_agents, save_agents
 from rl_cli.evaluate import load_agent
 from rl_cli.overrides import as_jsonable
-from rl_cli.runner import RunRequest, final_agents, prepare, save_agents
+from rl_cli.request import RunRequest, prepare
 from rl_core import Agent, compile_members, flatten_observation, normalize_observation, run_members
 
 

@@ -82,7 +82,7 @@ def test_eval_bad_input_is_one_line(case: str, argv_tail: list[str], hint: str,
     ("pgx/othello", {}, {}),  # no greedy player for othello: the game's own default
 ])
 def test_pqn_board_game_preset_sets_the_training_opponent(env, env_kwargs, expected) -> None:
-    from rl_cli.runner import RunRequest, prepare
+    from rl_cli.request import RunRequest, prepare
 
     prep = prepare(RunRequest(algo="pqn", env=env, env_kwargs=env_kwargs))
     assert prep.preset == "board_game" and prep.env_kwargs == expected

@@ -80,7 +80,7 @@ def _good_record(**changes: object) -> dict:
 def _stopped_run(tmp: Path, checkpoint: bytes | None = None) -> None:
     """`tmp/run` as an `rl run` killed before its first checkpoint leaves it (config.json with
     the request), optionally with a damaged checkpoint file."""
-    from rl_cli.runner import RunRequest, request_record
+    from rl_cli.request import RunRequest, request_record
 
     run = tmp / "run"
     (run / "checkpoints").mkdir(parents=True)

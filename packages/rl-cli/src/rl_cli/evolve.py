@@ -89,7 +89,7 @@ def plan(req: EvolveRequest) -> EvolvePlan:
     import rl_envs
     from rl_algos import evolve
     from rl_cli.overrides import build_config
-    from rl_cli.runner import member_mesh_for
+    from rl_cli.request import member_mesh_for
 
     try:
         import evosax  # noqa: F401  (imported by the strategies; checked here for the message)

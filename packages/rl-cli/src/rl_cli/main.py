@@ -75,7 +75,8 @@ def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: int 
     parameters. Ctrl-C (or SIGTERM) saves a checkpoint at the next chunk boundary and exits;
     `rl resume RUN_DIR` continues exactly where it stopped."""
     from rl_cli.overrides import parse_assignments
-    from rl_cli.runner import RunRequest, execute
+    from rl_cli.request import RunRequest
+    from rl_cli.runner import execute
 
     start_distributed(coordinator, num_processes, process_id, distributed_auto)
     req = RunRequest(
@@ -102,7 +103,8 @@ def resume(run_dir: Path, total_timesteps: int | None, watchdog_seconds: float |
     """Continue an `rl run` or `rl sweep` from its newest checkpoint, in the same directory:
     metrics and TensorBoard go on without duplicates, and the result is bitwise the one an
     uninterrupted run gives."""
-    from rl_cli.runner import check_processes, execute, read_config, resume_request
+    from rl_cli.resume import check_processes, read_config, resume_request
+    from rl_cli.runner import execute
 
     run_dir = run_dir.resolve()  # `rl resume .` names the directory by its path
     record = read_config(run_dir) if run_dir.is_dir() else {}

@@ -82,7 +82,7 @@ def _figure(size: tuple[float, float]) -> Any:
 
 def warm_up() -> None:
     """Imports what `write_curves` needs and loads its fonts (drawing a small figure in memory):
-    about 0.3 s that `rl run` spends while its program trains (`runner.AfterTraining`)."""
+    about 0.3 s that `rl run` spends while its program trains (`after.AfterTraining`)."""
     import io
 
     fig, ax = _figure((1, 1))

@@ -225,7 +225,7 @@ class SweepPlan:
     """Everything validated and built: nothing compiled, nothing written."""
 
     req: SweepRequest
-    prepared: Any  # runner.Prepared
+    prepared: Any  # request.Prepared
     points: list[Any]  # hparams instances
     swept: list[str]
     members: list[Member]
@@ -233,7 +233,7 @@ class SweepPlan:
 
 
 def plan_sweep(req: SweepRequest) -> SweepPlan:
-    from rl_cli.runner import RunRequest, member_mesh_for, prepare
+    from rl_cli.request import RunRequest, member_mesh_for, prepare
 
     if req.num_seeds < 1:
         raise UserError(f"--num-seeds must be >= 1, got {req.num_seeds}")
@@ -284,7 +284,7 @@ def member_inputs(plan: SweepPlan) -> tuple[Any, Any]:
     """`keys[M, 2]` (member seed) and hparams of `[M]` float32 arrays."""
     import jax.numpy as jnp
 
-    from rl_cli.runner import member_keys
+    from rl_cli.request import member_keys
 
     keys = member_keys([m.seed for m in plan.members])
     cls = type(plan.points[0])
@@ -397,7 +397,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     from rl_cli.health import HealthMonitor
     from rl_cli.overrides import as_jsonable
     from rl_cli.reporting import SweepLogger, ranking_table
-    from rl_cli.runner import resume_point, resumed_record, write_atomic
+    from rl_cli.resume import resume_point, resumed_record, write_atomic
     from rl_cli.session import check_output, new_run_dir, train_members
     from rl_cli.watchdog import Watchdog
     from rl_core import chunk_length, is_main_process

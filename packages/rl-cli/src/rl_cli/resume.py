@@ -1,0 +1,102 @@
+"""What `rl resume` reads back from a run directory: the recorded request and the newest usable
+checkpoint, checked against the run being rebuilt; and the atomic write that keeps every file
+a reader may open whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from rl_cli.checkpoint import ResumePoint, latest_checkpoint
+from rl_cli.errors import UserError
+from rl_cli.request import RunRequest
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((run_dir / "config.json").read_text()))
+    except (OSError, json.JSONDecodeError, TypeError, ValueError) as e:
+        raise UserError(f"'{run_dir}/config.json' is missing or unreadable ({e}); pass the "
+                        "directory of an `rl run`") from None
+
+
+def check_processes(record: dict[str, Any]) -> None:
+    """A run resumes with as many processes as it ran with (each holds its share of members)."""
+    import jax
+
+    ran = record.get("process_count", 1)
+    if ran != jax.process_count():
+        raise UserError(f"this run trained with {ran} process(es); resume it with the same "
+                        f"number (now {jax.process_count()}: pass the same --coordinator/"
+                        "--num-processes/--process-id to each)")
+
+
+def resume_request(run_dir: Path, total_timesteps: int | None = None,
+                   progress: bool = True, watchdog_seconds: float | None = None) -> RunRequest:
+    """The `RunRequest` recorded in `run_dir/config.json` (a run started by `rl run`), with a new
+    total of environment steps if given."""
+    if not run_dir.is_dir():
+        what = "is a file, not a directory" if run_dir.exists() else "does not exist"
+        raise UserError(f"run directory '{run_dir}' {what}; pass the directory of an `rl run` "
+                        "(runs/<algo>-<env>-<time>)")
+    record = read_config(run_dir).get("request")
+    if not isinstance(record, dict):
+        raise UserError(f"'{run_dir}/config.json' records no request: it was not written by "
+                        "`rl run` or `rl sweep` (an `rl evolve` run continues with "
+                        "`rl evolve --resume`)")
+    try:
+        req = RunRequest(**record)
+    except TypeError as e:
+        raise UserError(f"'{run_dir}/config.json' records a request this version cannot read "
+                        f"({e})") from None
+    req.logdir, req.run_name = run_dir.parent, run_dir.name
+    req.meta_params = None if req.meta_params is None else Path(req.meta_params)
+    req.progress = progress
+    if watchdog_seconds is not None:
+        req.watchdog_seconds = watchdog_seconds
+    if total_timesteps is not None:
+        req.total_timesteps = total_timesteps
+    return req
+
+
+def resume_point(run_dir: Path, algo: Any, keys: Any, hp: Any, info: dict[str, Any],
+                 console: Console) -> ResumePoint:
+    """The newest usable checkpoint of `run_dir`, checked against the rebuilt run."""
+    import jax
+
+    like = jax.eval_shape(jax.vmap(algo.init), keys, hp)
+    state, header, path = latest_checkpoint(
+        run_dir, like, warn=lambda line: console.print(line, style="bold yellow", markup=False))
+    for key in ("algo", "env", "num_members"):
+        if header.get(key) != info[key]:
+            raise UserError(f"{path} belongs to another run ({key} {header.get(key)!r}, this "
+                            f"run's {info[key]!r})")
+    done, total = state.updates_done, algo.num_updates
+    if done > total:
+        raise UserError(f"{path} is at update {done}, past this run's {total} updates; pass a "
+                        "--total-timesteps of at least what the run has already done")
+    if done == total and (run_dir / "summary.json").is_file():
+        raise UserError(f"'{run_dir}' has finished all its {total} updates; to train further "
+                        "pass a larger --total-timesteps")
+    console.print(f"resuming from {path} (update {done}/{total})")
+    return ResumePoint(state, header, path)
+
+
+def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
+    """config.json's fields of a resumed run: the command that started it, and every resume."""
+    old = read_config(run_dir)
+    return {"command": old.get("command"), "resumed": old.get("resumed", []) + [
+        {"from_update": point.updates_done, "command": sys.argv}]}
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes `text` to `path` through a temporary file and a rename: readers see the old file
+    or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
