@@ -25,16 +25,25 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.table import Table
 
 from rl_cli.errors import UserError
-from rl_cli.meta_params import save_meta_params, save_npz
+from rl_cli.evolve_records import (
+    HISTORY,
+    SETTINGS,
+    Progress,
+    generation_record,
+    history_table,
+    load_checkpoint,
+    log_generation,
+    read_history,
+    save_checkpoint,
+)
+from rl_cli.meta_params import save_meta_params
 from rl_cli.session import check_output, new_run_dir
 from rl_cli.startup import resume_gc
 from rl_cli.watchdog import Watchdog
 from rl_core import FINAL_RETURN_WINDOW
 
-CHECKPOINT, HISTORY, SETTINGS = "checkpoint.npz", "history.jsonl", "evolve.json"
 BEST, MEAN = "best_meta_params.npz", "mean_meta_params.npz"
 
 
@@ -192,54 +201,24 @@ def compile_programs(p: EvolvePlan, with_baseline: bool) -> tuple[Any, Any, floa
 # --------------------------------------------------------------------------- checkpoints
 
 
-class Progress:
-    """What a checkpoint holds besides the strategy state."""
-
-    def __init__(self, next_generation: int, best_fitness: float, best_params: Any,
-                 best_generation: int):
-        self.next_generation = next_generation
-        self.best_fitness = best_fitness
-        self.best_params = best_params
-        self.best_generation = best_generation
-
-
-def save_checkpoint(run_dir: Path, state: Any, prog: Progress) -> None:
-    """The strategy's whole state (every leaf, in tree order) and the run's progress, in one
-    atomically replaced file."""
-    import jax
-
-    leaves = {f"state_{i}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
-    best = {f"best_{k}": np.asarray(v) for k, v in prog.best_params._asdict().items()}
-    save_npz(run_dir / CHECKPOINT, next_generation=np.asarray(prog.next_generation),
-             best_fitness=np.asarray(prog.best_fitness),
-             best_generation=np.asarray(prog.best_generation), **leaves, **best)
-
-
-def load_checkpoint(run_dir: Path, state_like: Any, params_like: Any) -> tuple[Any, Progress]:
-    import jax
-    import jax.numpy as jnp
-
-    path = run_dir / CHECKPOINT
-    if not path.is_file():
-        raise UserError(f"--resume {run_dir}: no {CHECKPOINT} (the run stopped before its first "
-                        f"generation finished); start it again without --resume")
-    with np.load(path, allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
-    like = jax.tree.leaves(state_like)
-    stored = [data.get(f"state_{i}") for i in range(len(like))]
-    if any(x is None or x.shape != np.shape(y) for x, y in zip(stored, like, strict=True)):
-        raise UserError(f"--resume {run_dir}: {CHECKPOINT} does not match the strategy recorded "
-                        f"in {SETTINGS}; was either file edited?")
-    state = jax.tree.unflatten(jax.tree.structure(state_like),
-                               [jnp.asarray(x, dtype=np.asarray(y).dtype)
-                                for x, y in zip(stored, like, strict=True)])
-    best = type(params_like)(**{k: data[f"best_{k}"] for k in params_like._fields})
-    prog = Progress(int(data["next_generation"]), float(data["best_fitness"]), best,
-                    int(data["best_generation"]))
-    return state, prog
-
-
 # --------------------------------------------------------------------------- the run
+
+
+def evolve_request(given: dict[str, Any], generations: int | None, resume: Path | None,
+                   run_name: str | None) -> EvolveRequest:
+    """The request of `rl evolve`: from the options `given` (None where not given), or with
+    `--resume` the one recorded in the run's evolve.json, where only `--generations` may
+    change."""
+    if resume is None:
+        given = {**given, "generations": generations}
+        return EvolveRequest(**{k: v for k, v in given.items() if v is not None})
+    extra = [k for k, v in given.items() if v is not None]
+    if extra:
+        raise UserError(f"--resume continues a run with the settings in its evolve.json; "
+                        f"only --generations may change (drop --{extra[0].replace('_', '-')})")
+    if run_name is not None:
+        raise UserError("--resume writes into the run's own directory; drop --run-name")
+    return load_request(resume, generations)
 
 
 def load_request(run_dir: Path, generations: int | None) -> EvolveRequest:
@@ -287,7 +266,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
         "hparams": p.hparams._asdict(), "num_meta_params": int(p.strategy.es.num_dims),
         "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
         "command": sys.argv}, indent=2))
-    history = _read_history(run_dir, prog.next_generation)
+    history = read_history(run_dir, prog.next_generation)
 
     from tensorboardX import SummaryWriter
 
@@ -327,11 +306,11 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
             save_meta_params(run_dir / BEST, req.meta, prog.best_params, prog.best_generation,
                              prog.best_fitness)
             save_meta_params(run_dir / MEAN, req.meta, mean_params, g, math.nan)
-            record = _record(g, res, prog, seconds, req.envs)
+            record = generation_record(g, res, prog, seconds, req.envs)
             history.append(record)
             with open(run_dir / HISTORY, "a") as f:
                 f.write(json.dumps(record) + "\n")
-            _log_tb(writer, record, req.envs)
+            log_generation(writer, record, req.envs)
             plot_fitness(run_dir / "fitness.png", history, req)
             plot_meta_function(run_dir / "meta_function.png", p.target, mean_params, p.hparams,
                                f"the strategy's mean after generation {g + 1}")
@@ -356,74 +335,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
         "run_dir": str(run_dir),
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print(_table(history, req))
+    console.print(history_table(history, req))
     return summary
 
 
-def _nanmean(x: Any, axis: int | None = None) -> Any:
-    """Mean over the finite entries (NaN where there are none: no episode ended), silently."""
-    x = np.asarray(x, np.float64)
-    finite = np.isfinite(x)
-    count = finite.sum(axis=axis)
-    total = np.where(finite, x, 0.0).sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-def _record(g: int, res: Any, prog: Progress, seconds: float, envs: list[str]) -> dict[str, Any]:
-    fit = res.fitness
-    per_env = _nanmean(res.returns, axis=-1)  # [P, E]
-    return {
-        "generation": g, "best_fitness": float(fit.max()), "mean_fitness": float(fit.mean()),
-        "median_fitness": float(np.median(fit)), "best_so_far": prog.best_fitness,
-        "best_member": res.best_index,
-        "best_member_return": {n: _num(per_env[res.best_index, i]) for i, n in enumerate(envs)},
-        "mean_return": {n: _num(_nanmean(per_env[:, i])) for i, n in enumerate(envs)},
-        "ppo_return": None if res.reference is None else {
-            n: _num(_nanmean(res.reference[i])) for i, n in enumerate(envs)},
-        "seconds": round(seconds, 3),
-    }
-
-
-def _num(x: Any) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
-def _read_history(run_dir: Path, generations: int) -> list[dict[str, Any]]:
-    """The first `generations` lines of history.jsonl (lines a stopped run wrote after its last
-    checkpoint are dropped, and the file is rewritten to match)."""
-    path = run_dir / HISTORY
-    if not path.is_file():
-        return []
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    kept = [r for r in lines if r["generation"] < generations]
-    path.write_text("".join(json.dumps(r) + "\n" for r in kept))
-    return kept
-
-
-def _log_tb(writer: Any, record: dict[str, Any], envs: list[str]) -> None:
-    g = record["generation"]
-    for k in ("best_fitness", "mean_fitness", "median_fitness", "best_so_far"):
-        writer.add_scalar(f"fitness/{k}", record[k], g)
-    for n in envs:
-        for k in ("best_member_return", "mean_return", "ppo_return"):
-            v = None if record[k] is None else record[k][n]
-            if v is not None:
-                writer.add_scalar(f"{k}/{n}", v, g)
-    writer.add_scalar("perf/generation_seconds", record["seconds"], g)
-    writer.flush()
-
-
-def _table(history: list[dict[str, Any]], req: EvolveRequest) -> Table:
-    t = Table(title=f"rl evolve --meta {req.meta} on {', '.join(req.envs)}: fitness per "
-                    f"generation ({'relative to PPO' if req.normalised else 'final return'})")
-    for col in ("generation", "best", "mean", "best so far", "PPO return (same seeds)",
-                "seconds"):
-        t.add_column(col, justify="right")
-    for r in history:
-        ppo = "-" if r.get("ppo_return") is None else " ".join(
-            f"{v:.2f}" if v is not None else "-" for v in r["ppo_return"].values())
-        t.add_row(str(r["generation"] + 1), f"{r['best_fitness']:.3f}",
-                  f"{r['mean_fitness']:.3f}", f"{r['best_so_far']:.3f}", ppo,
-                  f"{r['seconds']:.1f}")
-    return t

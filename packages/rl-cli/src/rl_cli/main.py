@@ -145,7 +145,8 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
           process_id: int | None, distributed_auto: bool) -> None:
     """Sweep traced hyperparameters x seeds in one compiled program; rank the points."""
     from rl_cli.overrides import parse_assignments
-    from rl_cli.sweep import SweepRequest, execute_sweep, parse_grid, parse_sample
+    from rl_cli.sweep import SweepRequest, execute_sweep
+    from rl_cli.sweep_points import parse_grid, parse_sample
 
     req = SweepRequest(
         algo=algo, env=env_id, grid=parse_grid(grids), sample=parse_sample(samples),
@@ -204,27 +205,16 @@ def evolve(meta: str | None, algo: str | None, envs: tuple[str, ...], strategy: 
            normalise: bool | None, window: float | None, resume: Path | None, logdir: Path,
            run_name: str | None, watchdog_seconds: float, devices: int | None) -> None:
     """Evolve a part of PPO (its drift: LPO, or its value loss) with an evolution strategy."""
-    from rl_cli.evolve import EvolveRequest, execute_evolve, load_request
+    from rl_cli.evolve import evolve_request, execute_evolve
     from rl_cli.overrides import parse_assignments
 
     given: dict[str, Any] = {
-             "meta": meta, "algo": algo, "envs": list(envs) or None, "strategy": strategy,
-             "population": population, "inner_seeds": inner_seeds,
-             "total_timesteps": total_timesteps, "hidden": hidden, "sigma": sigma,
-             "es_lr": es_lr, "init_scale": init_scale, "seed": seed,
-             "sets": parse_assignments(sets) or None, "preset": preset, "baseline": baseline,
-             "normalise": normalise, "window": window, "devices": devices}
-    if resume is not None:
-        extra = [k for k, v in given.items() if v is not None]
-        if extra:
-            raise UserError(f"--resume continues a run with the settings in its evolve.json; "
-                            f"only --generations may change (drop --{extra[0].replace('_', '-')})")
-        if run_name is not None:
-            raise UserError("--resume writes into the run's own directory; drop --run-name")
-        req = load_request(resume, generations)
-    else:
-        given["generations"] = generations
-        req = EvolveRequest(**{k: v for k, v in given.items() if v is not None})
+        "meta": meta, "algo": algo, "envs": list(envs) or None, "strategy": strategy,
+        "population": population, "inner_seeds": inner_seeds, "total_timesteps": total_timesteps,
+        "hidden": hidden, "sigma": sigma, "es_lr": es_lr, "init_scale": init_scale, "seed": seed,
+        "sets": parse_assignments(sets) or None, "preset": preset, "baseline": baseline,
+        "normalise": normalise, "window": window, "devices": devices}
+    req = evolve_request(given, generations, resume, run_name)
     execute_evolve(req, logdir, run_name, resume, watchdog_seconds)
 
 
@@ -251,15 +241,14 @@ def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
     from rich.console import Console
 
     from rl_cli.evaluate import eval_table, evaluate
+    from rl_cli.resume import write_atomic
 
     res = evaluate(run_dir, episodes=episodes, seed=seed, env_id=env_id, stochastic=stochastic,
                    opponent=opponent)
     mode = "greedy" if res.deterministic else "stochastic"
     path = json_path or Path(res.run_dir) / (
         f"eval-{mode}" + (f"-{res.opponent}" if res.opponent else "") + ".json")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(res.as_dict(), indent=2))
-    tmp.replace(path)
+    write_atomic(path, json.dumps(res.as_dict(), indent=2))
     Console().print(eval_table(res))
     Console().print(f"written to {path}")
 
