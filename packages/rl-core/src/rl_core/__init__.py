@@ -21,6 +21,12 @@ from rl_core.members import (
     run_members,
 )
 from rl_core.metrics import FINAL_RETURN_DEFINITION, FINAL_RETURN_WINDOW, final_return
+from rl_core.observations import (
+    FlattenObservation,
+    FlattenStructuredObservation,
+    MaskObservation,
+    flatten_observation,
+)
 from rl_core.parallel import (
     DATA_AXIS,
     MEMBER_AXIS,
@@ -69,9 +75,6 @@ from rl_core.wrappers import (
     AutoReset,
     ClipAction,
     EpisodeStatistics,
-    FlattenObservation,
-    FlattenStructuredObservation,
-    MaskObservation,
     NormalizeObservation,
     NormalizeReward,
     PresetReset,
@@ -79,7 +82,6 @@ from rl_core.wrappers import (
     VectorEnv,
     Wrapper,
     find_state,
-    flatten_observation,
     normalize_observation,
 )
 

@@ -11,9 +11,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rl_core.observations import flatten_observation
 from rl_core.spaces import Box, Discrete, MultiDiscrete
 from rl_core.types import EPISODE_METRICS, Agent, Algorithm, Policy, TimeStep
-from rl_core.wrappers import AutoReset, flatten_observation, normalize_observation
+from rl_core.wrappers import AutoReset, normalize_observation
 
 
 class EnvironmentContractError(AssertionError):
