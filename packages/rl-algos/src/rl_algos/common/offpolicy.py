@@ -2,7 +2,8 @@
 config of an update (collect, then several gradient steps on sampled minibatches), the
 check of a bounded vector Box, the actor/critic builders over the flattened observation, the
 rescaling of [-1, 1] actions to the Box bounds, the uniform warm-up actions drawn from the
-acting noise, and the Polyak update of target networks."""
+acting noise, the Polyak update of target networks, and learning only after the warm-up
+(`learn_after_warmup`, which DQN uses too)."""
 
 from __future__ import annotations
 
@@ -154,3 +155,18 @@ def replay_items(traj: Any) -> dict[str, jax.Array]:
 def polyak(target: Any, online: Any, tau: jax.Array) -> Any:
     """`target <- tau * online + (1 - tau) * target`, leaf by leaf."""
     return jax.tree.map(lambda t, o: t + tau * (o - t), target, online)
+
+
+def learn_after_warmup(learning: jax.Array, learn: Callable[..., tuple], operands: tuple
+                       ) -> tuple:
+    """`learn(*operands)` once `learning` (past `learning_starts`), else the first outputs handed
+    back unchanged (the operands in the same places: parameters, optimiser state, targets) with
+    zero metrics shaped like `learn`'s (its last output). Under vmap (many members) `cond`
+    computes both branches and selects; the warm-up is a small share of a run."""
+    like = jax.eval_shape(learn, *operands)
+
+    def skip(*ops: Any) -> tuple:
+        zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), like[-1])
+        return (*ops[:len(like) - 1], zeros)
+
+    return jax.lax.cond(learning, learn, skip, *operands)

@@ -64,3 +64,16 @@ def sgd_epochs(grad_fn: GradFn, tx: optax.GradientTransformation, params: Any, o
     (params, opt_state), metrics = jax.lax.scan(epoch, (params, opt_state),
                                                 jax.random.split(key, num_epochs))
     return params, opt_state, jax.tree.map(jnp.mean, metrics)
+
+
+def annealed_optimizer(config: Any, kind: str = "adam",
+                       steps_per_update: int | None = None
+                       ) -> Callable[[Any], optax.GradientTransformation]:
+    """`hp -> clipped_optimizer(hp.lr, hp.max_grad_norm)` of an algorithm whose `config` has
+    `anneal_lr` (the rate decays linearly to 0 over `config.num_updates`) and takes
+    `steps_per_update` optimiser steps per update (default: its epochs times minibatches)."""
+    anneal = config.num_updates if config.anneal_lr else None
+    steps = (config.num_epochs * config.num_minibatches if steps_per_update is None
+             else steps_per_update)
+    return lambda hp: clipped_optimizer(hp.lr, hp.max_grad_norm, kind=kind,
+                                        anneal_updates=anneal, steps_per_update=steps)

@@ -27,11 +27,11 @@ import jax.numpy as jnp
 
 from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.envs import make_vector_env
-from rl_algos.common.offpolicy import polyak
+from rl_algos.common.offpolicy import learn_after_warmup, polyak
 from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.common.qvalues import check_spaces, epsilon_at, q_policy
 from rl_algos.common.replay import ReplayBuffer
-from rl_algos.common.sgd import clipped_optimizer
+from rl_algos.common.sgd import annealed_optimizer
 from rl_algos.dqn.config import DQNConfig
 from rl_algos.dqn.losses import double_q_target, n_step_return, td_loss
 from rl_algos.dqn.networks import DQNNetwork
@@ -124,10 +124,7 @@ def make_algorithm(env: Any, config: DQNConfig) -> Algorithm:
     _, ts0 = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
     masked = "action_mask" in ts0.info
 
-    def optimizer(hp: Any) -> Any:
-        return clipped_optimizer(hp.lr, hp.max_grad_norm,
-                                 anneal_updates=num_updates if config.anneal_lr else None,
-                                 steps_per_update=g)
+    optimizer = annealed_optimizer(config, steps_per_update=g)
 
     def q_values(params: Any, obs: jax.Array) -> jax.Array:  # [B, ...] -> [B, A]
         return jax.vmap(eqx.combine(params, static))(obs)
@@ -182,14 +179,7 @@ def make_algorithm(env: Any, config: DQNConfig) -> Algorithm:
         operands = (ts_.params, ts_.opt_state, extras.target, buf, first)
         learnt = partial(learn, hp)
 
-        def skip(params, opt_state, target, buf, first):
-            zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
-                                 jax.eval_shape(learnt, *operands)[2])
-            return params, opt_state, zeros
-
-        # Under vmap (many members) `cond` computes both branches and selects; the warm-up is a
-        # small share of a run.
-        params, opt_state, metrics = jax.lax.cond(learning, learnt, skip, *operands)
+        params, opt_state, metrics = learn_after_warmup(learning, learnt, operands)
         # The target network moves when this update crossed a multiple of the interval.
         interval = config.target_update_interval
         crossed = env_steps // interval > (env_steps - steps_per_update) // interval

@@ -41,7 +41,7 @@ from rl_algos.common.policy import (
     prepare_observation,
 )
 from rl_algos.common.returns import gae
-from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
+from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.common.shuffle import one_sort_permutation, permutation
 from rl_algos.ppo.config import PPOConfig
 from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
@@ -71,10 +71,7 @@ def make_algorithm(
     venv, dist, make_model, static, policy = actor_critic_setup(env, config, num_envs)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    def optimizer(hp: Any) -> Any:
-        return clipped_optimizer(hp.lr, hp.max_grad_norm,
-                                 anneal_updates=num_updates if config.anneal_lr else None,
-                                 steps_per_update=n_mb * n_ep)
+    optimizer = annealed_optimizer(config)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         return initial_carry(key, make_model, venv, optimizer(hp).init, data_axis=data_axis)

@@ -29,7 +29,7 @@ from rl_algos.common.recurrent import (
     sequence_batch,
 )
 from rl_algos.common.returns import gae
-from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
+from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.ppo.losses import ppo_loss
 from rl_algos.ppo_rnn.config import PPORNNConfig
 from rl_core import (
@@ -69,10 +69,7 @@ def make_algorithm(env: Any, config: PPORNNConfig) -> Algorithm:
     initial_state, policy_step = policy.initial_state, policy.step
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    def optimizer(hp: Any) -> Any:
-        return clipped_optimizer(hp.lr, hp.max_grad_norm,
-                                 anneal_updates=num_updates if config.anneal_lr else None,
-                                 steps_per_update=n_mb * n_ep)
+    optimizer = annealed_optimizer(config)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         return initial_carry(key, make_model, venv, optimizer(hp).init,

@@ -30,7 +30,7 @@ from rl_algos.common.qvalues import (
     q_loss,
     q_policy,
 )
-from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
+from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.pqn.config import PQNConfig
 from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
@@ -60,10 +60,7 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
     policy = make_policy(env, config)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    def optimizer(hp: Any) -> Any:
-        return clipped_optimizer(hp.lr, hp.max_grad_norm, kind="radam",
-                                 anneal_updates=num_updates if config.anneal_lr else None,
-                                 steps_per_update=n_mb * n_ep)
+    optimizer = annealed_optimizer(config, kind="radam")
 
     def q_values(params: Any, obs: jax.Array) -> jax.Array:
         return jax.vmap(eqx.combine(params, static))(obs)

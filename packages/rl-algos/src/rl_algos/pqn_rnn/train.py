@@ -41,7 +41,7 @@ from rl_algos.common.qvalues import (
     q_loss,
 )
 from rl_algos.common.recurrent import reset_hidden, sequence_batch
-from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
+from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.pqn_rnn.config import PQNRNNConfig
 from rl_core import (
     Agent,
@@ -163,10 +163,7 @@ def make_algorithm(env: Any, config: PQNRNNConfig) -> Algorithm:
     initial_state, policy_step = policy.initial_state, policy.step
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    def optimizer(hp: Any) -> Any:
-        return clipped_optimizer(hp.lr, hp.max_grad_norm, kind="radam",
-                                 anneal_updates=num_updates if config.anneal_lr else None,
-                                 steps_per_update=n_mb * n_ep)
+    optimizer = annealed_optimizer(config, kind="radam")
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         return initial_carry(key, q_network_model(env, config), venv, optimizer(hp).init,

@@ -23,6 +23,7 @@ from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.offpolicy import (
     BoxActions,
     actor_critic_makers,
+    learn_after_warmup,
     off_policy_setup,
     polyak,
     replay_example,
@@ -202,13 +203,8 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
                     z_learn[1])
         learnt = partial(learn, hp)
 
-        def skip(params, opt_state, target_critic, batches, z_next, z_pi):
-            zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
-                                 jax.eval_shape(learnt, *operands)[3])
-            return params, opt_state, target_critic, zeros
-
-        params, opt_state, target_critic, metrics = jax.lax.cond(learning, learnt, skip,
-                                                                 *operands)
+        params, opt_state, target_critic, metrics = learn_after_warmup(learning, learnt,
+                                                                       operands)
         metrics = {**metrics, "learning": learning.astype(jnp.float32)}
         return next_carry(carry, params, opt_state, (env_state, timestep, key),
                           SACExtras(target_critic, buf), traj, metrics)

@@ -23,6 +23,7 @@ from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.offpolicy import (
     BoxActions,
     actor_critic_makers,
+    learn_after_warmup,
     off_policy_setup,
     polyak,
     replay_example,
@@ -214,14 +215,7 @@ def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
                     z[n_explore:].reshape(g // d, d, b, d_act))
         learnt = partial(learn, hp)
 
-        def skip(params, opt_state, target, batches, z):
-            zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
-                                 jax.eval_shape(learnt, *operands)[3])
-            return params, opt_state, target, zeros
-
-        # Under vmap (many members) `cond` computes both branches and selects; the warm-up is a
-        # small share of a run.
-        params, opt_state, target, metrics = jax.lax.cond(learning, learnt, skip, *operands)
+        params, opt_state, target, metrics = learn_after_warmup(learning, learnt, operands)
         metrics = {**metrics, "learning": learning.astype(jnp.float32)}
         return next_carry(carry, params, opt_state, (env_state, timestep, key),
                           TD3Extras(target, buf), traj, metrics)
