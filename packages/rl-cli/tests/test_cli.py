@@ -104,6 +104,31 @@ def test_envs_and_algos_list(capsys) -> None:
     assert code == 0 and "ppo" in out and "classic_control" in out
 
 
+def test_envs_reads_at_80_columns_and_lists_from_its_cache(tmp_path: Path) -> None:
+    """`rl envs` as a user runs it, at 80 columns: no line wider, no id or family cut; the
+    second call lists from the cache the first wrote, without importing the backend's library
+    (which is what made the listing take tens of seconds)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "80", "RL_CACHE_DIR": str(tmp_path)}
+    rl = "import sys; from rl_cli.main import main; main(sys.argv[1:])"
+    first = subprocess.run([sys.executable, "-c", rl, "envs", "--backend", "gymnax"],
+                           env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert max(map(len, lines)) <= 80 and "…" not in first.stdout
+    assert "gymnax/MountainCarContinuous-v0" in first.stdout and "classic_control" in first.stdout
+    assert len(list((tmp_path / "envs").glob("gymnax-*.json"))) == 1
+    code = ("import sys; from rl_cli.listing import print_envs; print_envs('gymnax'); "
+            "print('imported gymnax' if 'gymnax' in sys.modules else 'no gymnax')")
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == [*lines, "no gymnax"]
+
+
 def test_watchdog_fires_without_beats_and_not_with_them() -> None:
     fired: list[str] = []
     with Watchdog(0.3, on_fire=fired.append, poll=0.05) as dog:

@@ -5,14 +5,73 @@ from __future__ import annotations
 from rl_cli.errors import UserError
 
 
+def _listing_key() -> str:
+    """What `rl envs`' rows depend on: the installed version of every backend's library and
+    this installation's adapter and space code (hashed), so a cached listing is reused until one
+    of them changes."""
+    import hashlib
+    import importlib.metadata
+    from pathlib import Path
+
+    import rl_core
+    import rl_envs
+
+    h = hashlib.sha256()
+    for p, b in sorted(rl_envs.BACKENDS.items()):
+        try:
+            version = importlib.metadata.version(b.library) if b.library else "built in"
+        except importlib.metadata.PackageNotFoundError:
+            version = "missing"
+        h.update(f"{p}={version};".encode())
+    for package in (rl_envs, rl_core):
+        for path in sorted(Path(package.__file__).parent.glob("*.py")):
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def env_rows(prefix: str) -> list[list[str]]:
+    """`[id, family, observation space, action space]` of every id of an installed backend.
+    Building every environment to read its spaces takes tens of seconds (each library's import
+    and constructors), so the rows are kept in `~/.cache/rl/envs/` (`RL_CACHE_DIR` moves it),
+    keyed by `_listing_key`; an unwritable cache only means building them again next time."""
+    import json
+    import os
+    from pathlib import Path
+
+    import rl_envs
+    from rl_core import describe
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    folder = Path(os.environ.get("RL_CACHE_DIR") or Path(base) / "rl") / "envs"
+    path = folder / f"{prefix}-{_listing_key()}.json"
+    try:
+        return list(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        pass
+    rows = []
+    for env_id in rl_envs.list_envs(prefix, installed_only=False):
+        env = rl_envs.make(env_id)
+        rows.append([env_id, rl_envs.family(env_id), describe(env.observation_space),
+                     describe(env.action_space)])
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(rows))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return rows
+
+
 def print_envs(backend: str | None) -> None:
-    """Every environment id with its family and spaces, grouped by backend (`rl envs`)."""
+    """Every environment id with its family and spaces, grouped by backend (`rl envs`). Ids and
+    families are never cut; the spaces wrap, so the table reads in an 80-column terminal."""
+    from rich import box
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     import rl_envs
-    from rl_core import describe
 
     console = Console()
     prefixes = [backend] if backend else list(rl_envs.BACKENDS)
@@ -20,21 +79,21 @@ def print_envs(backend: str | None) -> None:
     for p in prefixes:
         if p not in rl_envs.BACKENDS:
             raise UserError(f"unknown backend '{p}'; known: {', '.join(rl_envs.BACKENDS)}")
-        ids = rl_envs.list_envs(p, installed_only=False)
         if not rl_envs.backend_installed(p):
             missing.append(p)
+            ids = rl_envs.list_envs(p, installed_only=False)
             # escape: rich would take the extra's `[name]` for markup and drop it.
             console.print(f"[bold]{p}[/]: {len(ids)} environments, not installed — "
                           f"{escape(rl_envs.missing_extra_message(p))}", soft_wrap=True)
             continue
-        table = Table(title=f"{p} ({len(ids)} environments)", title_justify="left")
+        rows = env_rows(p)
+        table = Table(title=f"{p} ({len(rows)} environments)", title_justify="left",
+                      box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("id", no_wrap=True)  # ids stay greppable in a narrow terminal
-        for col in ("family", "observation", "action"):
-            table.add_column(col)
-        for env_id in ids:
-            env = rl_envs.make(env_id)
-            table.add_row(env_id, rl_envs.family(env_id), describe(env.observation_space),
-                          describe(env.action_space))
+        table.add_column("family", no_wrap=True)
+        table.add_column("observation → action", ratio=1)
+        for env_id, family, obs, act in rows:
+            table.add_row(env_id, family, escape(f"{obs} → {act}"))
         console.print(table)
     extras = ", ".join(f"{p} (extra '{rl_envs.BACKENDS[p].extra}')" for p in missing)
     console.print(escape(f"missing backends: {extras}") if missing else
