@@ -114,7 +114,10 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = No
     (when this process writes), advances the progress view with the mean return and tells the
     watchdog what runs next. With a `HealthMonitor` (rl_cli.health) and a console, prints its
     warnings (NaN/inf, diverging losses; `--halt-on-nan` raises there, after logging the chunk);
-    after the first chunk, prints the estimated time per chunk and for the rest of the run."""
+    prints how long the first chunk took and, from the second chunk's time (the first carries
+    the program's warm-up: a forecast from it ran 5x long on the quickstart), how long the rest
+    of the run will take."""
+    ends: list[float] = []  # `elapsed` at the end of each chunk of this session
 
     def on_chunk(rep: Any) -> None:
         chunk = summarise_chunk(rep.metrics)
@@ -123,11 +126,15 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = No
         ret = chunk["episode_return"]
         view.update(rep.updates_done * algo.steps_per_update, rep.elapsed,
                     float(np.nanmean(ret)) if np.any(np.isfinite(ret)) else math.nan)
-        if console is not None and rep.chunk == 0 and rep.num_chunks > 1:
-            left, per_chunk = rep.num_chunks - 1, rep.elapsed - rep.init_seconds
+        ends.append(rep.elapsed)
+        left = rep.num_chunks - rep.chunk - 1
+        if console is not None and len(ends) == 1 and left > 0:
             console.print(f"members initialised in {rep.init_seconds:.2f} s; first chunk took "
-                          f"{per_chunk:.2f} s: about {per_chunk * left:.0f} s for the {left} "
-                          "chunks left")
+                          f"{rep.elapsed - rep.init_seconds:.2f} s")
+        elif console is not None and len(ends) == 2 and left > 0:
+            per_chunk = ends[1] - ends[0]
+            console.print(f"a chunk takes {per_chunk:.2f} s: about {per_chunk * left:.0f} s for "
+                          f"the {left} chunks left")
         if health is not None:
             for line in health.observe(rep):
                 if console is not None:
