@@ -127,6 +127,11 @@ def test_envs_reads_at_80_columns_and_lists_from_its_cache(tmp_path: Path) -> No
                             text=True, timeout=600)
     assert second.returncode == 0, second.stderr
     assert second.stdout.splitlines() == [*lines, "no gymnax"]
+    for damaged in ("null", "[1, 2]", "{\"a\": 1}", "[[\"id\"]]", "not json"):  # rebuilt
+        next((tmp_path / "envs").glob("gymnax-*.json")).write_text(damaged)
+        again = subprocess.run([sys.executable, "-c", rl, "envs", "--backend", "gymnax"],
+                               env=env, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0 and again.stdout == first.stdout, (damaged, again.stderr)
 
 
 def test_watchdog_fires_without_beats_and_not_with_them() -> None:

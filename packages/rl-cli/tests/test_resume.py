@@ -208,6 +208,15 @@ def test_copies_of_one_ctrl_c_stop_once_and_a_later_one_aborts(monkeypatch) -> N
     from rl_cli import checkpoint
 
     monkeypatch.setattr(checkpoint, "REPEAT_WINDOW_SECONDS", 0.3)
+    # A caught signal leaves the SIGINT handler in place for the exit: put pytest's back after.
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        _ctrl_c_cases(checkpoint)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_cases(checkpoint) -> None:
     with checkpoint.Checkpointer(None, {"num_updates": 1}) as saver:
         os.kill(os.getpid(), signal.SIGINT)
         os.kill(os.getpid(), signal.SIGINT)  # the copy: ignored
@@ -216,6 +225,12 @@ def test_copies_of_one_ctrl_c_stop_once_and_a_later_one_aborts(monkeypatch) -> N
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1.0)  # the handler runs at the next bytecode boundary
+    with checkpoint.Checkpointer(None, {"num_updates": 1}) as saver:
+        os.kill(os.getpid(), signal.SIGTERM)  # asked to stop: exit 143 ...
+        assert saver.signum == signal.SIGTERM
+        with pytest.raises(KeyboardInterrupt):  # ... and a Ctrl-C then is no copy of it
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)
 
 
 def test_ctrl_c_to_the_process_group_of_uv_run_checkpoints(references, tmp_path) -> None:

@@ -264,10 +264,12 @@ class Checkpointer:
 
         def handler(signum: int, frame: Any) -> None:
             now = time.monotonic()
-            if self.signum is None:
+            if signum != signal.SIGINT:  # SIGTERM: stop as asked, and exit 143
+                self.signum = signum
+            elif self.signum is None:
                 self.signum, first_at[0] = signum, now
-            elif signum == signal.SIGINT and now - first_at[0] > REPEAT_WINDOW_SECONDS:
-                raise KeyboardInterrupt
+            elif self.signum != signal.SIGINT or now - first_at[0] > REPEAT_WINDOW_SECONDS:
+                raise KeyboardInterrupt  # a deliberate Ctrl-C, not a copy of the first
 
         for s in SIGNAL_EXIT:
             signal.signal(s, handler)

@@ -198,9 +198,6 @@ def compile_programs(p: EvolvePlan, with_baseline: bool) -> tuple[Any, Any, floa
     return run, baseline, time.perf_counter() - t0
 
 
-# --------------------------------------------------------------------------- checkpoints
-
-
 # --------------------------------------------------------------------------- the run
 
 

@@ -24,7 +24,7 @@ def _listing_key() -> str:
             version = "missing"
         h.update(f"{p}={version};".encode())
     for package in (rl_envs, rl_core):
-        for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
             h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -45,8 +45,12 @@ def env_rows(prefix: str) -> list[list[str]]:
     folder = Path(os.environ.get("RL_CACHE_DIR") or Path(base) / "rl") / "envs"
     path = folder / f"{prefix}-{_listing_key()}.json"
     try:
-        return list(json.loads(path.read_text()))
-    except (OSError, ValueError):
+        rows = json.loads(path.read_text())
+        if isinstance(rows, list) and all(
+                isinstance(r, list) and len(r) == 4 and all(isinstance(x, str) for x in r)
+                for r in rows):
+            return rows
+    except (OSError, ValueError):  # none yet, unreadable or damaged: build the rows again
         pass
     rows = []
     for env_id in rl_envs.list_envs(prefix, installed_only=False):

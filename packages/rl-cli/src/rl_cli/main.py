@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -333,11 +334,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except click.Abort:
-        sys.stderr.write("rl: aborted\n")
-        sys.exit(130)
-    except KeyboardInterrupt:
-        sys.stderr.write("rl: interrupted\n")
+    except (click.Abort, KeyboardInterrupt) as e:
+        # Ctrl-C before training or after it (compiling, evaluating): one line. Further copies
+        # of it (`uv run` forwards the terminal's) must not interrupt the exit with a traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        sys.stderr.write("rl: aborted\n" if isinstance(e, click.Abort) else "rl: interrupted\n")
         sys.exit(130)
     except _user_errors() as e:
         sys.stderr.write(f"rl: error: {e}\n")

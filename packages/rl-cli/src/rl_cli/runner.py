@@ -1,5 +1,6 @@
-"""`rl run`: the composition root. Resolves the environment and the algorithm, validates every
-input before anything compiles or touches the disk, then compiles, trains, logs and saves."""
+"""`rl run`: the composition root. Prepares the request (`request.prepare`: every input
+validated before anything compiles or touches the disk), then compiles, trains, logs and saves,
+and hands the final agents to `after`."""
 
 from __future__ import annotations
 

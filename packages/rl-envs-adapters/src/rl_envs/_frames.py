@@ -8,14 +8,14 @@ from typing import Any
 
 
 def save_gif(frames: Sequence[Any], path: str | Path, fps: int = 20) -> None:
-    """An animated GIF of `frames` (each `[H, W, 3]` uint8), looping, `fps` frames a second,
-    written with Pillow through a temporary file renamed over `path`."""
+    """An animated GIF of `frames` (at least one, each `[H, W, 3]` uint8), looping, `fps`
+    frames a second, written with Pillow (`rl render` writes to a temporary file and renames
+    it)."""
     import numpy as np
     from PIL import Image
 
+    if not frames:
+        raise ValueError("an episode has at least one frame (its first state)")
     images = [Image.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames]
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:],
+    images[0].save(Path(path), format="GIF", save_all=True, append_images=images[1:],
                    duration=max(1, round(1000 / fps)), loop=0)
-    tmp.replace(path)

@@ -235,6 +235,7 @@ class GymnaxEnv:
         needs pygame: the `render` extra)."""
         import os
 
+        # pygame (gymnasium's renderer) draws off-screen here: no window, no sound, no banner.
         for var, value in (("SDL_VIDEODRIVER", "dummy"), ("SDL_AUDIODRIVER", "dummy"),
                            ("PYGAME_HIDE_SUPPORT_PROMPT", "1")):
             os.environ.setdefault(var, value)
@@ -277,16 +278,11 @@ class GymnaxEnv:
         return list(rgb.repeat(cell, axis=1).repeat(cell, axis=2))
 
     def _visualize(self, states: Sequence[Any], path: str) -> None:
-        """gymnax's own `Visualizer` (matplotlib's animation writer)."""
-        import os
-
+        """gymnax's own `Visualizer` (matplotlib's animation writer), for the tasks it draws
+        with matplotlib alone (bsuite's Catch and the misc tasks)."""
         import matplotlib
 
         matplotlib.use("Agg")
-        # pygame (gymnasium's renderer) draws off-screen here: no window, no sound, no banner.
-        for var, value in (("SDL_VIDEODRIVER", "dummy"), ("SDL_AUDIODRIVER", "dummy"),
-                           ("PYGAME_HIDE_SUPPORT_PROMPT", "1")):
-            os.environ.setdefault(var, value)
         try:
             from gymnax.visualize import Visualizer
         except ImportError as e:

@@ -49,7 +49,7 @@ class A2CHParams(HParamsBase):
                      unit=("gamma", "gae_lambda"))
 
 
-# Defaults per environment family: (static overrides, hparam overrides). CartPole & co.: the
+# Defaults per environment family: `Preset`s (static, traced overrides). CartPole & co.: the
 # defaults (rl-baselines3-zoo's CartPole-v1 setting: 8 environments, 5e5 steps).
 PRESETS: dict[str, Preset] = {
     "classic_control": Preset(),

@@ -1,4 +1,5 @@
-"""The carry a training run starts from, written once for the algorithms with one network."""
+"""The carry a training run starts from (`initial_carry`, for the algorithms with one network)
+and the end of every algorithm's update (`next_carry`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The optimiser and the epoch/minibatch SGD loop that the on-policy methods (PPO and its family,
-VPG's value regression, PQN) share, with an optional cross-device gradient average for data
-parallelism (`rl_core.parallel.data_parallel`)."""
+"""The optimiser (clipped, optionally annealed: every network method builds its own from here)
+and the epoch/minibatch SGD loop that the on-policy methods (PPO and its family, VPG's value
+regression, PQN) share, with an optional cross-device gradient average for data parallelism
+(`rl_core.parallel.data_parallel`)."""
 
 from __future__ import annotations
 

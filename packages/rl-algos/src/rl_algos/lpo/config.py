@@ -29,4 +29,5 @@ class LPOHParams(PPOHParams):
 
 
 # The same presets as PPO: LPO is compared with PPO at equal budgets and settings.
-PRESETS: dict[str, Preset] = dict(PPO_PRESETS)
+PRESETS: dict[str, Preset] = {k: Preset(dict(p.config), dict(p.hparams), dict(p.env))
+                              for k, p in PPO_PRESETS.items()}

@@ -66,7 +66,7 @@ class PPOHParams(HParamsBase):
                      non_negative=("ent_coef", "vf_coef"), unit=("gamma", "gae_lambda"))
 
 
-# Defaults per environment family: (static overrides, hparam overrides).
+# Defaults per environment family: `Preset`s (static, traced overrides).
 PRESETS: dict[str, Preset] = {
     # The well-known CartPole setting (PureJaxRL / CleanRL): the dataclass defaults.
     "classic_control": Preset(),

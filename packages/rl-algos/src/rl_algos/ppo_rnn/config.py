@@ -34,7 +34,7 @@ class PPORNNConfig(PPOConfig):
                 "ppo_rnn has none, so leave fast_update off")
 
 
-# Defaults per environment family: (static overrides, hparam overrides), the settings measured
+# Defaults per environment family: `Preset`s (static, traced overrides), the settings measured
 # in docs/algorithms.md. bsuite (MemoryChain): 16 environments x 128 steps, 4 epochs of 4
 # minibatches of 4 whole environments. classic_control (CartPole without velocities, `--env-arg
 # obs_keep=0,2`): short sequences of 8 x 32 steps, 10 epochs of one minibatch, lr 1e-3 annealed,

@@ -27,7 +27,7 @@ class PQNRNNConfig(PQNConfig):
                 "recurrent minibatches are whole environments' sequences")
 
 
-# Defaults per environment family: (static overrides, hparam overrides). bsuite (MemoryChain):
+# Defaults per environment family: `Preset`s (static, traced overrides). bsuite (MemoryChain):
 # 16 environments x 128 steps, 4 epochs of 4 minibatches of 4 whole environments, λ 0.95, ε down
 # to 0.05 over the first half of the run (the reward comes only at an episode's end).
 # classic_control (CartPole without velocities, `--env-arg obs_keep=0,2`): PQN's CartPole

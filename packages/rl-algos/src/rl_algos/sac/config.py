@@ -42,7 +42,7 @@ class SACHParams(HParamsBase):
         require(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}")
 
 
-# Defaults per environment family: (static overrides, hparam overrides); Box actions only, so
+# Defaults per environment family: `Preset`s (static, traced overrides); Box actions only, so
 # keyed by family directly (see AlgoSpec.default_preset).
 PRESETS: dict[str, Preset] = {
     # Pendulum & co.: one gradient step per environment step from the start of learning, 1000

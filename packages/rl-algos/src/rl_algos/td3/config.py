@@ -66,7 +66,7 @@ class TD3HParams(HParamsBase):
         require(0 < self.tau <= 1, f"tau must be in (0, 1], got {self.tau}")
 
 
-# Defaults per environment family: (static overrides, hparam overrides). TD3 takes Box actions
+# Defaults per environment family: `Preset`s (static, traced overrides). TD3 takes Box actions
 # only, so these are keyed by family directly (see AlgoSpec.default_preset).
 PRESETS: dict[str, Preset] = {
     # Pendulum & co. in 1e5 steps on a CPU: small networks, 4 environments, a quarter of a

@@ -54,7 +54,7 @@ class VPGHParams(HParamsBase):
                      non_negative=("ent_coef",), unit=("gamma", "gae_lambda"))
 
 
-# Defaults per environment family: (static overrides, hparam overrides).
+# Defaults per environment family: `Preset`s (static, traced overrides).
 PRESETS: dict[str, Preset] = {
     "classic_control": Preset(),
     "minatar": Preset(
