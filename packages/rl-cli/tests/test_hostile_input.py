@@ -164,6 +164,8 @@ CASES: dict[str, Case] = {
                                              "total_timesteps"),
     "total-timesteps not a number": Case(["run", *CART, "--total-timesteps", "lots"],
                                          "--total-timesteps"),
+    "total-timesteps beyond the counters": Case(["run", *CART, "--total-timesteps", "1e20"],
+                                                "at most 2,147,483,647"),
     "num-seeds zero": Case(["run", *CART, "--num-seeds", "0"], "--num-seeds"),
     "num-seeds negative": Case(["run", *CART, "--num-seeds", "-3"], "--num-seeds"),
     "num-seeds not a number": Case(["run", *CART, "--num-seeds", "many"], "--num-seeds"),
@@ -284,6 +286,8 @@ CASES: dict[str, Case] = {
                                 "stopped_run_foreign_checkpoint"),
     "resume total not whole": Case(["resume", "{run}", "--total-timesteps", "1.5"],
                                    "whole number", "stopped_run"),
+    "resume total beyond the counters": Case(["resume", "{run}", "--total-timesteps", "1e20"],
+                                             "at most 2,147,483,647", "stopped_run"),
     # rl render and rl plot
     "render missing run dir": Case(["render", "{tmp}/nothing"], "does not exist"),
     "render member out of range": Case(["render", "{run}", "--member", "5"],

@@ -180,6 +180,9 @@ def test_compile_members_rejects_a_chunk_that_does_not_divide() -> None:
         (7, 50, 1),  # limit max(1, 0) = 1
         (122, 1, 122),  # one chunk: the whole run
         (97, 10, 1),  # 97 is prime, limit 9 -> only 1 divides
+        (10**9, 50, 2 * 10**7),  # a long run: the divisors are listed to sqrt(n), not to n/50
+        (2**31 - 1, 50, 1),  # the largest update count: a prime
+        (2 * 3 * 7 * 10007, 50, 42),  # limit 8405: every divisor but 2*3*7 carries 10007
     ],
 )
 def test_chunk_length(num_updates: int, target: int, expected: int) -> None:

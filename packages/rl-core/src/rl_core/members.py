@@ -8,6 +8,7 @@ would make every run recompile). With a device mesh the member axis is sharded o
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
@@ -48,7 +49,9 @@ def chunk_length(num_updates: int, target_chunks: int = 50) -> int:
     """The largest divisor of `num_updates` not above `num_updates / target_chunks` (at least 1),
     so that every chunk has the same length and one compiled chunk serves the whole run."""
     limit = max(1, num_updates // max(1, target_chunks))
-    return max(d for d in range(1, limit + 1) if num_updates % d == 0)
+    small = [d for d in range(1, math.isqrt(num_updates) + 1) if num_updates % d == 0]
+    divisors = small + [num_updates // d for d in small]  # O(sqrt n): a long run lists at once
+    return max(d for d in divisors if d <= limit)
 
 
 class ChunkReport(NamedTuple):

@@ -22,6 +22,10 @@ from typing import Any, TypeVar, dataclass_transform
 import jax
 import jax.numpy as jnp
 
+# Steps and updates are counted in int32 inside the compiled programs (the update counter, the
+# environment steps behind a target network's interval or an ε schedule).
+MAX_TIMESTEPS = 2**31 - 1
+
 
 class ConfigError(ValueError):
     """Invalid configuration; the message names the field and how to fix it."""
@@ -77,6 +81,10 @@ class RolloutConfig:
 
     def validate(self) -> None:
         require_positive(self, "num_envs", "num_steps")
+        require(self.total_timesteps <= MAX_TIMESTEPS,
+                f"total_timesteps={self.total_timesteps:,} is beyond what one run counts (at most "
+                f"{MAX_TIMESTEPS:,} environment steps per agent: its counters are int32); "
+                "train in several runs")
         require(
             self.total_timesteps >= self.steps_per_update,
             f"total_timesteps={self.total_timesteps} is less than one update "
