@@ -41,7 +41,7 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
                              capsys)
     assert code == 0, err
     assert "seed_0" in out and "seed_1" in out and "vs greedy" in out
-    res = json.loads((run / "eval-greedy-greedy.json").read_text())
+    res = json.loads((run / "eval-greedy-vs-greedy.json").read_text())
     assert res["episodes"] == 300 and res["members"] == ["seed_0", "seed_1"]
     win, draw, loss = (np.array(res[k]) for k in ("win_rate", "draw_rate", "loss_rate"))
     np.testing.assert_allclose(win + draw + loss, 1.0)

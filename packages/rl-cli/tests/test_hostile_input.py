@@ -209,6 +209,7 @@ CASES: dict[str, Case] = {
     "sweep logdir is a file": Case(["sweep", *CART, "--grid", "lr=1e-3,1e-4", "--logdir",
                                     "{file}"], "is a file", "file"),
     "sweep static field": Case(["sweep", *CART, "--grid", "num_envs=4,8"], "num_envs"),
+    "sweep grid empty value": Case(["sweep", *CART, "--grid", "lr=1e-3,,2e-3"], "empty value"),
     "sweep unknown key": Case(["sweep", *CART, "--grid", "learning_rate=1,2"], "learning_rate"),
     "sweep grid not numbers": Case(["sweep", *CART, "--grid", "lr=a,b"], "not a number"),
     "sweep grid nan": Case(["sweep", *CART, "--grid", "lr=nan,1e-3"], "finite"),

@@ -64,7 +64,11 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[float]]:
             raise UserError(f"--grid expects key=v1,v2,..., got '{item}'")
         if key in out:
             raise UserError(f"--grid {key} is given twice; list all its values in one --grid")
-        out[key] = [_float(key, v.strip(), "--grid") for v in raw.split(",") if v.strip()]
+        values = [v.strip() for v in raw.split(",")]
+        if "" in values:
+            raise UserError(f"--grid {key}={raw} has an empty value; list values separated by "
+                            "single commas, e.g. --grid lr=1e-4,3e-4")
+        out[key] = [_float(key, v, "--grid") for v in values]
         if len(set(out[key])) != len(out[key]):
             raise UserError(f"--grid {key} lists a value twice: {raw}")
     return out
