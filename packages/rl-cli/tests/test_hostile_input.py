@@ -271,6 +271,9 @@ CASES: dict[str, Case] = {
     "run checkpoint-every off the chunks": Case(["run", *CART, "--checkpoint-every", "7"],
                                                 "--checkpoint-every 7 must be"),
     "run eval-every negative": Case(["run", *CART, "--eval-every", "-4"], "--eval-every"),
+    "run eval-every beyond the run": Case(["run", *CART, "--total-timesteps", "5120",
+                                           "--log-every", "1", "--eval-every", "20"],
+                                          "longer than the run"),
     "run checkpoint-minutes negative": Case(["run", *CART, "--checkpoint-minutes", "-1"],
                                             "--checkpoint-minutes"),
     "sweep checkpoint-every off the chunks": Case(

@@ -293,6 +293,10 @@ def check_cadence(every_updates: int, minutes: float, eval_every: int, chunk_len
             raise UserError(f"{flag} {value} must be 0 (off) or a multiple of the chunk length "
                             f"of {chunk_len} updates (this run has {num_updates} updates; set "
                             "the chunk length with --log-every)")
+    if eval_every > num_updates:
+        raise UserError(f"--eval-every {eval_every} is longer than the run ({num_updates} "
+                        f"updates): no evaluation would happen; pick at most {num_updates}, or "
+                        "0 for none (the final agents are evaluated anyway: --eval-episodes)")
     if not minutes >= 0 or minutes == float("inf"):
         raise UserError(f"--checkpoint-minutes must be a number >= 0 (0: off), got {minutes}")
 
