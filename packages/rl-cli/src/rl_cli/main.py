@@ -232,7 +232,8 @@ def evolve(meta: str | None, algo: str | None, envs: tuple[str, ...], strategy: 
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seeds the episodes; every member plays the same ones.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
-              help="Where to write the results (default RUN_DIR/eval-<policy>[-vs-<opponent>].json).")
+              help="Where to write the results (default: RUN_DIR/eval-<policy>.json, "
+                   "eval-<policy>-vs-<opponent>.json against a pgx opponent).")
 def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
           env_id: str | None, seed: int, json_path: Path | None) -> None:
     """Play a run's trained agents for whole episodes (greedy unless --stochastic): mean return
