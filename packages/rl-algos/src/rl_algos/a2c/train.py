@@ -10,7 +10,6 @@ clipping of the objective: each rollout is used once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import equinox as eqx
@@ -20,9 +19,8 @@ import optax
 from rl_algos.a2c.config import A2CConfig
 from rl_algos.a2c.losses import a2c_loss
 from rl_algos.common.carry import initial_carry, next_carry
-from rl_algos.common.policy import actor_critic_setup, agent_fn
-from rl_algos.common.returns import gae_batch
-from rl_core import Agent, Algorithm, RunnerState, TrainResult, rollout
+from rl_algos.common.policy import actor_critic_setup, agent_fn, collect_gae_batch
+from rl_core import Algorithm, RunnerState, TrainResult
 from rl_core import make_train as _make_train
 
 
@@ -37,14 +35,11 @@ def rmsprop(lr: Any, max_grad_norm: Any) -> optax.GradientTransformation:
 def make_algorithm(env: Any, config: A2CConfig) -> Algorithm:
     """A2C on `env` (one unbatched environment implementing the port)."""
     config.validate()
-    venv, dist, make_model, static, policy = actor_critic_setup(env, config, config.num_envs)
+    setup = actor_critic_setup(env, config, config.num_envs)
+    venv, dist, make_model, static, policy = setup
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         return initial_carry(key, make_model, venv, rmsprop(hp.lr, hp.max_grad_norm).init)
-
-    def act(params: Any, ts: Any, key: jax.Array):
-        return policy.act(Agent(params), ts.observation, policy.noise(key, (config.num_envs,)),
-                          False, ts.info.get("action_mask"))
 
     def loss_fn(params: Any, batch: Any, hp: Any):
         out, value = jax.vmap(eqx.combine(params, static))(batch["obs"])
@@ -56,17 +51,13 @@ def make_algorithm(env: Any, config: A2CConfig) -> Algorithm:
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_ = carry.train_state
-        (env_state, timestep, key), traj = rollout(
-            venv, partial(act, ts_.params), carry.env_state, carry.timestep, carry.key,
-            config.num_steps,
-        )
-        batch = gae_batch(traj, eqx.combine(ts_.params, static).value, hp, config.batch_size)
+        rolled, traj, batch = collect_gae_batch(setup, carry, hp, config.num_envs,
+                                                config.num_steps)
         (_, metrics), grads = grad_fn(ts_.params, batch, hp)
         updates, opt_state = rmsprop(hp.lr, hp.max_grad_norm).update(grads, ts_.opt_state,
                                                                      ts_.params)
         params = optax.apply_updates(ts_.params, updates)
-        return next_carry(carry, params, opt_state, (env_state, timestep, key), carry.extras, traj,
-                          metrics)
+        return next_carry(carry, params, opt_state, rolled, carry.extras, traj, metrics)
 
     return Algorithm(init, update, config.num_updates, config.batch_size, agent_fn(venv),
                      policy)

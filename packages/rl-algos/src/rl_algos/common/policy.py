@@ -17,6 +17,7 @@ import jax.numpy as jnp
 
 from rl_algos.common.distributions import distribution_for
 from rl_algos.common.networks import actor_critic_factory, image_part
+from rl_algos.common.returns import gae_batch
 from rl_core import (
     Agent,
     NormalizeObservation,
@@ -25,6 +26,7 @@ from rl_core import (
     find_state,
     flatten_observation,
     normalize_observation,
+    rollout,
 )
 
 
@@ -135,3 +137,21 @@ def actor_critic_policy(env: Any, config: Any) -> Policy:
         return action, {**extras, "value": value}
 
     return Policy(like, act, dist.noise)
+
+
+def collect_gae_batch(setup: ActorCriticSetup, carry: Any, hp: Any, num_envs: int,
+                      num_steps: int) -> tuple[tuple[Any, Any, jax.Array], Any, Any]:
+    """One rollout of `num_steps` on the `num_envs` environments of an actor-critic `setup` from
+    the training `carry`, the policy sampling among the legal actions, and the rollout as one
+    GAE batch (`returns.gae_batch`): `((env_state, timestep, key), traj, batch)`. The start of
+    an update of the methods that learn from each rollout once (A2C, VPG)."""
+    params, policy = carry.train_state.params, setup.policy
+
+    def act(ts: Any, key: jax.Array) -> tuple[jax.Array, Any]:
+        return policy.act(Agent(params), ts.observation, policy.noise(key, (num_envs,)), False,
+                          ts.info.get("action_mask"))
+
+    rolled, traj = rollout(setup.venv, act, carry.env_state, carry.timestep, carry.key,
+                           num_steps)
+    value = eqx.combine(params, setup.static).value
+    return rolled, traj, gae_batch(traj, value, hp, num_envs * num_steps)

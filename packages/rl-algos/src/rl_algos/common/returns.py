@@ -53,3 +53,4 @@ def gae_batch(traj: Any, value_fn: Callable[[jax.Array], jax.Array], hp: Any,
     batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
              **traj.extras}
     return jax.tree.map(lambda x: x.reshape(batch_size, *x.shape[2:]), batch)
+

@@ -10,7 +10,6 @@ parameters, so Adam leaves those exactly unchanged).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import equinox as eqx
@@ -18,19 +17,19 @@ import jax
 import optax
 
 from rl_algos.common.carry import initial_carry, next_carry
-from rl_algos.common.policy import actor_critic_setup, agent_fn
-from rl_algos.common.returns import gae_batch
+from rl_algos.common.policy import actor_critic_setup, agent_fn, collect_gae_batch
 from rl_algos.common.sgd import clipped_optimizer, sgd_epochs
 from rl_algos.vpg.config import VPGConfig
 from rl_algos.vpg.losses import policy_gradient_loss, value_regression_loss
-from rl_core import Agent, Algorithm, RunnerState, TrainResult, rollout
+from rl_core import Algorithm, RunnerState, TrainResult
 from rl_core import make_train as _make_train
 
 
 def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
     """VPG on `env` (one unbatched environment implementing the port)."""
     config.validate()
-    venv, dist, make_model, static, policy = actor_critic_setup(env, config, config.num_envs)
+    setup = actor_critic_setup(env, config, config.num_envs)
+    venv, dist, make_model, static, policy = setup
     n_mb, n_ep = config.num_value_minibatches, config.num_value_epochs
 
     def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
@@ -40,10 +39,6 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
     def init(key: jax.Array, hp: Any) -> RunnerState:
         pi_tx, vf_tx = optimizers(hp)
         return initial_carry(key, make_model, venv, lambda p: (pi_tx.init(p), vf_tx.init(p)))
-
-    def act(params: Any, ts: Any, key: jax.Array):
-        return policy.act(Agent(params), ts.observation, policy.noise(key, (config.num_envs,)),
-                          False, ts.info.get("action_mask"))
 
     def pi_loss(params: Any, batch: Any, hp: Any):
         model = eqx.combine(params, static)
@@ -64,11 +59,8 @@ def make_algorithm(env: Any, config: VPGConfig) -> Algorithm:
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_ = carry.train_state
-        (env_state, timestep, key), traj = rollout(
-            venv, partial(act, ts_.params), carry.env_state, carry.timestep, carry.key,
-            config.num_steps,
-        )
-        batch = gae_batch(traj, eqx.combine(ts_.params, static).value, hp, config.batch_size)
+        (env_state, timestep, key), traj, batch = collect_gae_batch(
+            setup, carry, hp, config.num_envs, config.num_steps)
         pi_tx, vf_tx = optimizers(hp)
         pi_state, vf_state = ts_.opt_state
 
