@@ -13,9 +13,14 @@ from pathlib import Path
 MIN_COMPILE_SECONDS = 0.1  # programs that compile faster are not cached (as fast to compile)
 
 
-def default_dir() -> Path:
+def rl_cache_dir() -> Path:
+    """Where `rl` keeps what it can rebuild: `$XDG_CACHE_HOME/rl` (default `~/.cache/rl`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(os.environ.get("RL_COMPILE_CACHE_DIR") or Path(base) / "rl" / "jax")
+    return Path(base) / "rl"
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get("RL_COMPILE_CACHE_DIR") or rl_cache_dir() / "jax")
 
 
 def enabled_by_env() -> bool:

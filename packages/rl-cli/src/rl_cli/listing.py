@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
+from rl_cli.compile_cache import rl_cache_dir
 from rl_cli.errors import UserError
 
 
+@functools.cache  # once per process: `rl envs` asks for it for every backend
 def _listing_key() -> str:
     """What `rl envs`' rows depend on: the installed version of every backend's library and
     this installation's adapter and space code (hashed), so a cached listing is reused until one
@@ -41,8 +45,7 @@ def env_rows(prefix: str) -> list[list[str]]:
     import rl_envs
     from rl_core import describe
 
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    folder = Path(os.environ.get("RL_CACHE_DIR") or Path(base) / "rl") / "envs"
+    folder = Path(os.environ.get("RL_CACHE_DIR") or rl_cache_dir()) / "envs"
     path = folder / f"{prefix}-{_listing_key()}.json"
     try:
         rows = json.loads(path.read_text())
