@@ -302,7 +302,7 @@ CASES: dict[str, Case] = {
                                   "--max-steps must be >= 1", "run"),
     "render params truncated": Case(["render", "{run}"], "params.eqx", "run_params_truncated"),
     "plot missing run dir": Case(["plot", "{tmp}/nothing", "--out", "{tmp}/p.png"],
-                                 "has no config.json"),
+                                 "does not exist"),
     "plot run without metrics": Case(["plot", "{run}", "--out", "{tmp}/p.png"],
                                      "has no metrics.jsonl", "run"),
     "plot without --out": Case(["plot", "{run}"], "--out", "run"),

@@ -70,7 +70,7 @@ def test_rl_plot_overlays_runs(two_runs, tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize("argv, hint", [
-    (["missing-dir"], "has no config.json"),
+    (["missing-dir"], "does not exist"),
     (["RUN", "--label", "a", "--label", "b"], "--label was given 2 times for 1 runs"),
     (["RUN", "--out-suffix", ".gif"], "must end in .png, .svg or .pdf"),
 ])

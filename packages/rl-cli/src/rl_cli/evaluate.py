@@ -19,7 +19,6 @@ the bounds at the environment, as in training (`ClipAction`).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -27,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rl_cli.errors import UserError
+from rl_cli.rundir import read_run_config
 from rl_cli.stats import mean_ci95
 
 # Episodes still running after this many steps count as unfinished (reported, never averaged).
@@ -125,21 +125,9 @@ def _nums(xs: Any) -> list[float | None]:
 
 def read_record(path: Path) -> dict[str, Any]:
     """`config.json` of a finished run directory, or a UserError saying what is missing."""
-    if not path.is_dir():
-        raise UserError(f"run directory '{path}' does not exist; pass a directory that "
-                        "`rl run` wrote (runs/<algo>-<env>-<time>)")
-    for name in ("config.json", "params.eqx"):
-        if not (path / name).is_file():
-            raise UserError(f"'{path}' has no {name}: it is not a finished `rl run` directory "
-                            "(runs save config.json at the start and params.eqx at the end)")
-    try:
-        record = json.loads((path / "config.json").read_text())
-        for key in ("algo", "env", "config", "seeds"):
-            record[key]  # noqa: B018  (presence check)
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise UserError(f"{path / 'config.json'} is not a config written by `rl run` "
-                        f"(missing or unreadable: {e})") from None
-    return dict(record)
+    return read_run_config(path, ("params.eqx",),
+                           "it is not a finished `rl run` directory (runs save config.json at "
+                           "the start and params.eqx at the end)")
 
 
 def load_agent(run_dir: str | Path, env_id: str | None = None,

@@ -104,11 +104,12 @@ def resume(run_dir: Path, total_timesteps: int | None, watchdog_seconds: float |
     """Continue an `rl run` or `rl sweep` from its newest checkpoint, in the same directory:
     metrics and TensorBoard go on without duplicates, and the result is bitwise the one an
     uninterrupted run gives."""
-    from rl_cli.resume import check_processes, read_config, resume_request
+    from rl_cli.resume import check_processes, resume_request
+    from rl_cli.rundir import read_run_config
     from rl_cli.runner import execute
 
     run_dir = run_dir.resolve()  # `rl resume .` names the directory by its path
-    record = read_config(run_dir) if run_dir.is_dir() else {}
+    record = read_run_config(run_dir, keys=()) if run_dir.is_dir() else {}
     start_distributed(coordinator, num_processes, process_id, distributed_auto)
     check_processes(record)
     if "sweep_request" in record:

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rl_cli.errors import UserError
+from rl_cli.rundir import read_run_config
 from rl_cli.stats import mean_ci95
 
 
@@ -40,12 +41,8 @@ class Curves(NamedTuple):
 def load_curves(run_dir: Path) -> Curves:
     """A run directory's curves, or a UserError saying what is missing."""
     run_dir = Path(run_dir)
-    for name in ("config.json", "metrics.jsonl"):
-        if not (run_dir / name).is_file():
-            raise UserError(f"'{run_dir}' has no {name}: pass a directory that `rl run` wrote "
-                            "(runs/<algo>-<env>-<time>)")
+    config = read_run_config(run_dir, ("metrics.jsonl",), keys=())
     try:
-        config = json.loads((run_dir / "config.json").read_text())
         rows = [json.loads(line) for line in
                 (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
         evals = [r for r in rows if r.get("eval")]  # periodic evaluations: their own records

@@ -4,7 +4,6 @@ a reader may open whole."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -15,14 +14,7 @@ from rich.console import Console
 from rl_cli.checkpoint import ResumePoint, latest_checkpoint
 from rl_cli.errors import UserError
 from rl_cli.request import RunRequest
-
-
-def read_config(run_dir: Path) -> dict[str, Any]:
-    try:
-        return dict(json.loads((run_dir / "config.json").read_text()))
-    except (OSError, json.JSONDecodeError, TypeError, ValueError) as e:
-        raise UserError(f"'{run_dir}/config.json' is missing or unreadable ({e}); pass the "
-                        "directory of an `rl run`") from None
+from rl_cli.rundir import read_run_config
 
 
 def check_processes(record: dict[str, Any]) -> None:
@@ -44,7 +36,7 @@ def resume_request(run_dir: Path, total_timesteps: int | None = None,
         what = "is a file, not a directory" if run_dir.exists() else "does not exist"
         raise UserError(f"run directory '{run_dir}' {what}; pass the directory of an `rl run` "
                         "(runs/<algo>-<env>-<time>)")
-    record = read_config(run_dir).get("request")
+    record = read_run_config(run_dir, keys=()).get("request")
     if not isinstance(record, dict):
         raise UserError(f"'{run_dir}/config.json' records no request: it was not written by "
                         "`rl run` or `rl sweep` (an `rl evolve` run continues with "
@@ -89,7 +81,7 @@ def resume_point(run_dir: Path, algo: Any, keys: Any, hp: Any, info: dict[str, A
 
 def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
     """config.json's fields of a resumed run: the command that started it, and every resume."""
-    old = read_config(run_dir)
+    old = read_run_config(run_dir, keys=())
     return {"command": old.get("command"), "resumed": old.get("resumed", []) + [
         {"from_update": point.updates_done, "command": sys.argv}]}
 

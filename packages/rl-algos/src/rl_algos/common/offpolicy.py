@@ -2,8 +2,9 @@
 config of an update (collect, then several gradient steps on sampled minibatches), the
 check of a bounded vector Box, the actor/critic builders over the flattened observation, the
 rescaling of [-1, 1] actions to the Box bounds, the uniform warm-up actions drawn from the
-acting noise, the Polyak update of target networks, and learning only after the warm-up
-(`learn_after_warmup`, which DQN uses too)."""
+acting noise, the Polyak update of target networks, learning only after the warm-up
+(`learn_after_warmup`, which DQN uses too), and the update itself (`replay_update`: collect,
+store, sample, learn), around each method's own acting and learning arithmetic."""
 
 from __future__ import annotations
 
@@ -12,16 +13,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rl_algos.common.carry import next_carry
 from rl_algos.common.config import ConfigError, RolloutConfig, require, require_positive
 from rl_algos.common.envs import make_vector_env
 from rl_algos.common.networks import check_network
 from rl_algos.common.policy import flat_size, model_structure
 from rl_algos.common.replay import ReplayBuffer
-from rl_core import Box
+from rl_core import Box, RunnerState, TrainState, rollout
 
 
 @dataclass(frozen=True)
@@ -170,3 +173,73 @@ def learn_after_warmup(learning: jax.Array, learn: Callable[..., tuple], operand
         return (*ops[:len(like) - 1], zeros)
 
     return jax.lax.cond(learning, learn, skip, *operands)
+
+
+class ReplayExtras(NamedTuple):
+    """An off-policy method's own carry: its target networks and the replay buffer's state."""
+
+    target: Any
+    buffer: Any
+
+
+def replay_init(env: Any, setup: OffPolicySetup, make_params: Callable[[Any, Any, Any], Any],
+                optimizers: Callable[[Any], tuple], target_of: Callable[[Any], Any]
+                ) -> Callable[[jax.Array, Any], RunnerState]:
+    """`init(key, hp) -> RunnerState` of a replay-buffer method: the parameters
+    `make_params(actor, critic, hp)` (the networks' array leaves), one optimiser state per
+    parameter field (`optimizers(hp)`, in field order), the environments reset, and the carry's
+    `ReplayExtras(target_of(params), empty buffer)`."""
+
+    def init(key: jax.Array, hp: Any) -> RunnerState:
+        k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
+        params = make_params(eqx.filter(setup.make_actor(k_actor), eqx.is_array),
+                             eqx.filter(setup.make_critic(k_critic), eqx.is_array), hp)
+        opt_state = tuple(tx.init(p) for tx, p in zip(optimizers(hp), params, strict=True))
+        env_state, ts = setup.venv.reset(k_env)
+        extras = ReplayExtras(target_of(params), setup.buffer.init(replay_example(env)))
+        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
+                           ts, k_run, extras)
+
+    return init
+
+
+def replay_update(config: OffPolicyConfig, setup: OffPolicySetup, act: Callable[..., Any],
+                  learn: Callable[..., tuple], batch_lead: tuple[int, ...],
+                  noise_lead: tuple[int, ...]) -> Callable[[RunnerState, Any], Any]:
+    """One update of a replay-buffer method, `update(carry, hp) -> (carry, metrics)`:
+    `num_steps` steps of `num_envs` environments acting with `act(params, exploring, hp,
+    timestep, z) -> (action, extras)` (`exploring` during the warm-up, `z [N, A]` standard
+    normals), stored; `gradient_steps * batch_size` items sampled and shaped `[*batch_lead,
+    batch_size, ...]`; then, past `learning_starts`, `learn(hp, params, opt_state, target,
+    batches, z) -> (params, opt_state, target, metrics)` with `z [*noise_lead, batch_size, A]`
+    the learning's standard normals. The carry's extras are a `ReplayExtras`.
+
+    Every standard normal of the update comes from one draw, the acting noise first: on the CPU
+    a threefry call is a rolled loop costing microseconds however small."""
+    venv, buffer, d_act = setup.venv, setup.buffer, setup.d_act
+    n_explore = config.num_steps * config.num_envs * d_act
+    n_learn = int(np.prod(noise_lead)) * config.batch_size * d_act
+    steps_per_update = config.steps_per_update
+
+    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
+        ts_, extras = carry.train_state, carry.extras
+        # Random actions and no learning until `learning_starts` environment steps are stored.
+        learning = ts_.step * steps_per_update >= config.learning_starts
+        key, k_roll, k_sample, k_noise = jax.random.split(carry.key, 4)
+        z = jax.random.normal(k_noise, (n_explore + n_learn,))
+        (env_state, timestep, _), traj = rollout(
+            venv, partial(act, ts_.params, jnp.logical_not(learning), hp),
+            carry.env_state, carry.timestep, k_roll, config.num_steps,
+            policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
+        buf = buffer.add(extras.buffer, replay_items(traj))
+        batches = jax.tree.map(lambda x: x.reshape(*batch_lead, config.batch_size, *x.shape[1:]),
+                               buffer.sample(buf, k_sample))
+        operands = (ts_.params, ts_.opt_state, extras.target, batches,
+                    z[n_explore:].reshape(*noise_lead, config.batch_size, d_act))
+        params, opt_state, target, metrics = learn_after_warmup(learning, partial(learn, hp),
+                                                                operands)
+        metrics = {**metrics, "learning": learning.astype(jnp.float32)}
+        return next_carry(carry, params, opt_state, (env_state, timestep, key),
+                          ReplayExtras(target, buf), traj, metrics)
+
+    return update

@@ -18,16 +18,15 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from rl_algos.common.carry import next_carry
 from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.offpolicy import (
     BoxActions,
+    ReplayExtras,
     actor_critic_makers,
-    learn_after_warmup,
     off_policy_setup,
     polyak,
-    replay_example,
-    replay_items,
+    replay_init,
+    replay_update,
     uniform_from_normal,
 )
 from rl_algos.common.policy import agent_fn, model_structure
@@ -43,11 +42,8 @@ from rl_core import (
     Agent,
     Algorithm,
     Policy,
-    RunnerState,
     TrainResult,
-    TrainState,
     flatten_observation,
-    rollout,
 )
 from rl_core import make_train as _make_train
 
@@ -60,11 +56,7 @@ class SACParams(NamedTuple):
     log_alpha: jax.Array
 
 
-class SACExtras(NamedTuple):
-    """SAC's own carry: the target critics and the replay buffer's state."""
-
-    target_critic: Any
-    buffer: Any
+SACExtras = ReplayExtras  # SAC's own carry: the target critics, the replay buffer's state
 
 
 def networks(env: Any, config: SACConfig) -> tuple[Callable[[jax.Array], GaussianActor],
@@ -109,11 +101,11 @@ def optimizers(hp: Any) -> tuple[Any, Any, Any]:
 def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
     """SAC on `env` (one unbatched environment implementing the port, bounded Box actions)."""
     config.validate()
-    make_actor, make_critic, actor_static, critic_static, venv, buffer, d_act = \
-        off_policy_setup(env, config, networks(env, config))
+    setup = off_policy_setup(env, config, networks(env, config))
+    actor_static, critic_static, venv, d_act = (setup.actor_static, setup.critic_static,
+                                                setup.venv, setup.d_act)
     policy = make_policy(env, config)
-    g, b = config.gradient_steps, config.batch_size
-    steps_per_update = config.steps_per_update
+    g = config.gradient_steps
 
     def actor_fn(params: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         return eqx.combine(params, actor_static)(obs)
@@ -121,19 +113,12 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
     def critic_fn(params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:  # [B, 2]
         return eqx.combine(params, critic_static)(obs, action)
 
-    def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
-        params = SACParams(eqx.filter(make_actor(k_actor), eqx.is_array),
-                           eqx.filter(make_critic(k_critic), eqx.is_array),
-                           jnp.log(jnp.asarray(hp.init_alpha, jnp.float32)))
-        txs = optimizers(hp)
-        opt_state = tuple(tx.init(p) for tx, p in zip(txs, params, strict=True))
-        env_state, ts = venv.reset(k_env)
-        extras = SACExtras(params.critic, buffer.init(replay_example(env)))
-        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
-                           ts, k_run, extras)
+    def make_params(actor: Any, critic: Any, hp: Any) -> SACParams:
+        return SACParams(actor, critic, jnp.log(jnp.asarray(hp.init_alpha, jnp.float32)))
 
-    def act(params: SACParams, exploring: jax.Array, ts: Any, z: jax.Array):
+    init = replay_init(env, setup, make_params, optimizers, lambda params: params.critic)
+
+    def act(params: SACParams, exploring: jax.Array, hp: Any, ts: Any, z: jax.Array):
         return policy.act(Agent(params), ts.observation, z, False, None, exploring)
 
     def gradient_step(hp: Any, carry: Any, inputs: Any):
@@ -177,39 +162,17 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
         return (params, (actor_opt, critic_opt, alpha_opt), target_critic), metrics
 
     def learn(hp: Any, params: Any, opt_state: Any, target_critic: Any, batches: Any,
-              z_next: jax.Array, z_pi: jax.Array):
+              z: jax.Array):  # z [2, g, B, A]: the target's and the actor's noise
         (params, opt_state, target_critic), metrics = jax.lax.scan(
             partial(gradient_step, hp), (params, opt_state, target_critic),
-            (batches, z_next, z_pi))
+            (batches, z[0], z[1]))
         return params, opt_state, target_critic, jax.tree.map(jnp.mean, metrics)
 
-    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
-        ts_, extras = carry.train_state, carry.extras
-        learning = ts_.step * steps_per_update >= config.learning_starts
-        key, k_roll, k_sample, k_noise = jax.random.split(carry.key, 4)
-        # Every standard normal of the update in one draw: the acting noise of each step, then
-        # the target's and the actor's reparameterisation noise of each gradient step.
-        n_explore = config.num_steps * config.num_envs * d_act
-        z = jax.random.normal(k_noise, (n_explore + 2 * g * b * d_act,))
-        (env_state, timestep, _), traj = rollout(
-            venv, partial(act, ts_.params, jnp.logical_not(learning)), carry.env_state,
-            carry.timestep, k_roll, config.num_steps,
-            policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
-        buf = buffer.add(extras.buffer, replay_items(traj))
-        batches = jax.tree.map(lambda x: x.reshape(g, b, *x.shape[1:]),
-                               buffer.sample(buf, k_sample))
-        z_learn = z[n_explore:].reshape(2, g, b, d_act)
-        operands = (ts_.params, ts_.opt_state, extras.target_critic, batches, z_learn[0],
-                    z_learn[1])
-        learnt = partial(learn, hp)
+    # The learning's normals: the target's, then the actor's reparameterisation noise.
+    update = replay_update(config, setup, act, learn, (g,), (2, g))
 
-        params, opt_state, target_critic, metrics = learn_after_warmup(learning, learnt,
-                                                                       operands)
-        metrics = {**metrics, "learning": learning.astype(jnp.float32)}
-        return next_carry(carry, params, opt_state, (env_state, timestep, key),
-                          SACExtras(target_critic, buf), traj, metrics)
-
-    return Algorithm(init, update, config.num_updates, steps_per_update, agent_fn(venv), policy)
+    return Algorithm(init, update, config.num_updates, config.steps_per_update, agent_fn(venv),
+                     policy)
 
 
 def make_train(env: Any, config: SACConfig) -> Callable[[jax.Array, Any], TrainResult]:

@@ -10,7 +10,6 @@ and the Polyak update of both target networks. Nothing is learnt before `learnin
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any, NamedTuple
 
 import equinox as eqx
@@ -18,16 +17,15 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from rl_algos.common.carry import next_carry
 from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.offpolicy import (
     BoxActions,
+    ReplayExtras,
     actor_critic_makers,
-    learn_after_warmup,
     off_policy_setup,
     polyak,
-    replay_example,
-    replay_items,
+    replay_init,
+    replay_update,
     uniform_from_normal,
 )
 from rl_algos.common.policy import agent_fn, model_structure
@@ -38,11 +36,8 @@ from rl_core import (
     Agent,
     Algorithm,
     Policy,
-    RunnerState,
     TrainResult,
-    TrainState,
     flatten_observation,
-    rollout,
 )
 from rl_core import make_train as _make_train
 
@@ -54,11 +49,7 @@ class TD3Params(NamedTuple):
     critic: Any
 
 
-class TD3Extras(NamedTuple):
-    """TD3's own carry: the target networks and the replay buffer's state."""
-
-    target: TD3Params
-    buffer: Any
+TD3Extras = ReplayExtras  # TD3's own carry: the target networks (`TD3Params`), the buffer
 
 
 def optimizers(hp: Any) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
@@ -171,56 +162,24 @@ def make_policy(env: Any, config: TD3Config) -> Policy:
 def make_algorithm(env: Any, config: TD3Config) -> Algorithm:
     """TD3 on `env` (one unbatched environment implementing the port, bounded Box actions)."""
     config.validate()
-    make_actor, make_critic, actor_static, critic_static, venv, buffer, d_act = \
-        off_policy_setup(env, config, networks(env, config))
+    setup = off_policy_setup(env, config, networks(env, config))
+    actor_static, critic_static, venv = setup.actor_static, setup.critic_static, setup.venv
     policy = make_policy(env, config)
-    g, d, b = config.gradient_steps, config.policy_delay, config.batch_size
-    steps_per_update = config.steps_per_update
+    g, d = config.gradient_steps, config.policy_delay
 
     learn = make_learn(actor_static, critic_static, d)
 
-    def init(key: jax.Array, hp: Any) -> RunnerState:
-        k_actor, k_critic, k_env, k_run = jax.random.split(key, 4)
-        params = TD3Params(eqx.filter(make_actor(k_actor), eqx.is_array),
-                           eqx.filter(make_critic(k_critic), eqx.is_array))
-        actor_tx, critic_tx = optimizers(hp)
-        opt_state = (actor_tx.init(params.actor), critic_tx.init(params.critic))
-        env_state, ts = venv.reset(k_env)
-        extras = TD3Extras(params, buffer.init(replay_example(env)))
-        return RunnerState(TrainState(params, opt_state, jnp.zeros((), jnp.int32)), env_state,
-                           ts, k_run, extras)
+    init = replay_init(env, setup, lambda actor, critic, hp: TD3Params(actor, critic),
+                       optimizers, lambda params: params)
 
     def act(params: TD3Params, exploring: jax.Array, hp: Any, ts: Any, z: jax.Array):
         return policy.act(Agent(params), ts.observation, z, False, None,
                           (hp.exploration_noise, exploring))
 
-    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
-        ts_, extras = carry.train_state, carry.extras
-        # Random actions and no learning until `learning_starts` environment steps are stored.
-        learning = ts_.step * steps_per_update >= config.learning_starts
-        key, k_roll, k_sample, k_noise = jax.random.split(carry.key, 4)
-        # Every standard normal of the update in one draw (on the CPU a threefry call is a rolled
-        # loop costing microseconds however small): the exploration noise of each step, then the
-        # target-policy smoothing noise of each critic step.
-        n_explore = config.num_steps * config.num_envs * d_act
-        z = jax.random.normal(k_noise, (n_explore + g * b * d_act,))
-        (env_state, timestep, _), traj = rollout(
-            venv, partial(act, ts_.params, jnp.logical_not(learning), hp),
-            carry.env_state, carry.timestep, k_roll, config.num_steps,
-            policy_inputs=z[:n_explore].reshape(config.num_steps, config.num_envs, d_act))
-        buf = buffer.add(extras.buffer, replay_items(traj))
-        batches = jax.tree.map(lambda x: x.reshape(g // d, d, b, *x.shape[1:]),
-                               buffer.sample(buf, k_sample))
-        operands = (ts_.params, ts_.opt_state, extras.target, batches,
-                    z[n_explore:].reshape(g // d, d, b, d_act))
-        learnt = partial(learn, hp)
+    update = replay_update(config, setup, act, learn, (g // d, d), (g // d, d))
 
-        params, opt_state, target, metrics = learn_after_warmup(learning, learnt, operands)
-        metrics = {**metrics, "learning": learning.astype(jnp.float32)}
-        return next_carry(carry, params, opt_state, (env_state, timestep, key),
-                          TD3Extras(target, buf), traj, metrics)
-
-    return Algorithm(init, update, config.num_updates, steps_per_update, agent_fn(venv), policy)
+    return Algorithm(init, update, config.num_updates, config.steps_per_update, agent_fn(venv),
+                     policy)
 
 
 def make_train(env: Any, config: TD3Config) -> Callable[[jax.Array, Any], TrainResult]:
