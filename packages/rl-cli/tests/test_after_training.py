@@ -12,7 +12,7 @@ import rl_algos
 import rl_envs
 from rl_algos.common import hparams_as_arrays
 from rl_cli.after import AfterTraining, final_agents, final_evaluation
-from rl_cli.evaluate import compile_play
+from rl_cli.play import compile_play
 from rl_cli.request import member_keys
 
 

@@ -55,7 +55,7 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize("case, argv_tail, hint", [
     ("missing", [], "does not exist"),
     ("no_params", [], "has no params.eqx"),
-    ("gymnax", ["--opponent", "random"], "--opponent is for two-player pgx games"),
+    ("gymnax", ["--opponent", "random"], "--opponent is for two-player games"),
     ("ok", ["--games", "0"], "--episodes must be between 1 and"),
     ("ok", ["--env", "pgx/connect_four"], "other spaces"),
     ("ok", ["--env", "pgx/othello", "--opponent", "greedy"], "greedy opponent exists for"),

@@ -262,7 +262,7 @@ CASES: dict[str, Case] = {
                                  "run"),
     "eval games not a number": Case(["eval", "{run}", "--games", "all"], "--games", "run"),
     "eval opponent off pgx": Case(["eval", "{run}", "--opponent", "random"],
-                                  "--opponent is for two-player pgx games", "run_gymnax"),
+                                  "--opponent is for two-player games", "run_gymnax"),
     "eval unknown opponent": Case(["eval", "{run}", "--opponent", "alphazero"], "alphazero",
                                   "run"),
     "eval other spaces": Case(["eval", "{run}", "--env", "pgx/connect_four"], "other spaces",

@@ -65,7 +65,7 @@ def test_render_bad_input_is_one_line(tmp_path: Path, capsys) -> None:
         (["--member", "2"], "--member 2 is out of range"),
         (["--out", str(tmp_path / "x.gif")], "renders to a .png file"),
         (["--max-steps", "0"], "--max-steps must be >= 1"),
-        (["--opponent", "random"], "--opponent is for two-player pgx games"),
+        (["--opponent", "random"], "--opponent is for two-player games"),
     ):
         code, _, err = run_cli(["render", str(run), *argv], capsys)
         lines = err.strip().splitlines()

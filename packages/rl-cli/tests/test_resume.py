@@ -205,19 +205,19 @@ def test_finished_run_trains_further(references, tmp_path, capsys) -> None:
 def test_copies_of_one_ctrl_c_stop_once_and_a_later_one_aborts(monkeypatch) -> None:
     """SIGINTs within the repeat window of the first (a terminal's Ctrl-C and `uv run`'s
     forwarded copy) ask for one checkpoint-and-stop; a SIGINT after the window aborts at once."""
-    from rl_cli import checkpoint
+    from rl_cli import checkpointer
 
-    monkeypatch.setattr(checkpoint, "REPEAT_WINDOW_SECONDS", 0.3)
+    monkeypatch.setattr(checkpointer, "REPEAT_WINDOW_SECONDS", 0.3)
     # A caught signal leaves the SIGINT handler in place for the exit: put pytest's back after.
     previous = signal.getsignal(signal.SIGINT)
     try:
-        _ctrl_c_cases(checkpoint)
+        _ctrl_c_cases(checkpointer)
     finally:
         signal.signal(signal.SIGINT, previous)
 
 
-def _ctrl_c_cases(checkpoint) -> None:
-    with checkpoint.Checkpointer(None, {"num_updates": 1}) as saver:
+def _ctrl_c_cases(checkpointer) -> None:
+    with checkpointer.Checkpointer(None, {"num_updates": 1}) as saver:
         os.kill(os.getpid(), signal.SIGINT)
         os.kill(os.getpid(), signal.SIGINT)  # the copy: ignored
         assert saver.signum == signal.SIGINT
@@ -225,7 +225,7 @@ def _ctrl_c_cases(checkpoint) -> None:
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1.0)  # the handler runs at the next bytecode boundary
-    with checkpoint.Checkpointer(None, {"num_updates": 1}) as saver:
+    with checkpointer.Checkpointer(None, {"num_updates": 1}) as saver:
         os.kill(os.getpid(), signal.SIGTERM)  # asked to stop: exit 143 ...
         assert saver.signum == signal.SIGTERM
         with pytest.raises(KeyboardInterrupt):  # ... and a Ctrl-C then is no copy of it

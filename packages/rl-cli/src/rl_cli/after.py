@@ -43,7 +43,7 @@ class PeriodicEval:
     def __call__(self, state: Any) -> None:
         import jax
 
-        from rl_cli.evaluate import compile_play
+        from rl_cli.play import compile_play
 
         agents = jax.vmap(self.algo.agent)(state.carry)
         if self.play is None:
@@ -61,7 +61,7 @@ def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
     member on a fresh copy of the training environment, acting through the algorithm's policy
     (what `rl eval` does with the saved agents), beside the training return of the exploring
     behaviour policy."""
-    from rl_cli.evaluate import play_episodes
+    from rl_cli.play import play_episodes
 
     played = play_episodes(env, policy, agents, episodes, seed, compiled=compiled)
     per_member = [mean_ci95(r)[0] for r in played.returns]
@@ -118,7 +118,7 @@ class AfterTraining:
             if self.evaluation is not None:
                 import jax
 
-                from rl_cli.evaluate import compile_play
+                from rl_cli.play import compile_play
 
                 env, algo, keys, hparams, episodes, seed = self.evaluation
                 carry = jax.eval_shape(jax.vmap(algo.init), keys, hparams)

@@ -19,21 +19,17 @@ the bounds at the environment, as in training (`ClipAction`).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from rl_cli.errors import UserError
+from rl_cli.play import play_episodes
 from rl_cli.rundir import read_run_config
-from rl_cli.stats import mean_ci95
+from rl_cli.stats import finite_or_none, mean_ci95
 
-# Episodes still running after this many steps count as unfinished (reported, never averaged).
-# Every registered environment ends its episodes long before (time limits are at most 10^4).
-MAX_STEPS = 100_000
 MAX_EPISODES = 1_000_000  # episodes per member: all members' episodes are held in memory at once
-PGX_OPPONENTS = ("random", "greedy")
 
 
 class LoadedRun(NamedTuple):
@@ -61,7 +57,7 @@ class EvalResult(NamedTuple):
     run_dir: str
     algo: str
     env_id: str
-    opponent: str | None  # pgx games: the opponent the agents played
+    opponent: str | None  # games with built-in opponents: the one the agents played
     deterministic: bool
     episodes: int
     members: list[str]
@@ -106,7 +102,7 @@ class EvalResult(NamedTuple):
             "mean_return": _nums(self.member_means), "ci95": _nums(self.member_ci95),
             "mean_length": _nums(np.mean(self.lengths, axis=1)),
             "unfinished": (~self.finished).sum(axis=1).tolist(),
-            "overall_mean_return": _num(mean), "overall_ci95": _num(ci),
+            "overall_mean_return": finite_or_none(mean), "overall_ci95": finite_or_none(ci),
             "returns": [_nums(r) for r in self.returns],
             "compile_seconds": self.compile_seconds, "run_seconds": self.run_seconds,
         }
@@ -115,12 +111,8 @@ class EvalResult(NamedTuple):
         return out
 
 
-def _num(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
 def _nums(xs: Any) -> list[float | None]:
-    return [_num(x) for x in np.asarray(xs, np.float64)]
+    return [finite_or_none(x) for x in np.asarray(xs, np.float64)]
 
 
 def read_record(path: Path) -> dict[str, Any]:
@@ -197,32 +189,27 @@ def _shape(space: Any) -> Any:
 def load_for_play(run_dir: str | Path, env_id: str | None,
                   opponent: str | None) -> tuple[LoadedRun, str | None]:
     """The run's agents on the environment they will play (`load_agent`), and the opponent: on
-    a pgx game `opponent` ('random' by default) replaces the training opponent's settings (a
-    mixed opponent's greedy share, a move limit), so whole games are played against it; for any
-    other environment an opponent is a UserError."""
+    a game with built-in opponents (`rl_envs.against`, e.g. pgx's) `opponent` (the adapter's
+    default when None) replaces the training opponent's settings, so whole games are played
+    against it; for any other environment an opponent is a UserError."""
+    import rl_envs
+
     record = read_record(Path(run_dir))
     target = env_id or record["env"]
     kwargs = None  # the run's own environment arguments
-    if target.startswith("pgx/"):
-        opponent = opponent or "random"
-        kwargs = {k: v for k, v in (record.get("env_kwargs") or {}).items()
-                  if k not in ("opponent", "greedy_prob", "max_moves")} | {"opponent": opponent}
+    try:
+        played = rl_envs.against(target, record.get("env_kwargs") or {}, opponent)
+    except rl_envs.EnvError as e:
+        raise UserError(str(e)) from None
+    if played is not None:
+        kwargs, opponent = played
     elif opponent is not None:
-        raise UserError(f"--opponent is for two-player pgx games; {target} has no opponent "
-                        "(drop --opponent)")
+        raise UserError(f"--opponent is for two-player games with built-in opponents; {target} "
+                        "has none (drop --opponent)")
     run = load_agent(run_dir, env_id, kwargs)
     if opponent is not None and getattr(run.env, "num_players", 1) < 2:
         raise UserError(f"{target} is a single-player game: there is no opponent to play")
     return run, opponent
-
-
-def acting_env(env: Any, n: int) -> Any:
-    """`n` copies of `env` stepped together (no auto-reset), Box actions clipped into the bounds
-    as in training (`ClipAction`)."""
-    from rl_core import Box, ClipAction, VectorEnv
-
-    venv: Any = VectorEnv(env, n)
-    return ClipAction(venv) if isinstance(env.action_space, Box) else venv
 
 
 def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
@@ -243,91 +230,6 @@ def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
         returns=played.returns, lengths=played.lengths,
         compile_seconds=played.compile_seconds, run_seconds=played.run_seconds,
     )
-
-
-class Played(NamedTuple):
-    returns: np.ndarray  # float [M, N], NaN for an episode unfinished after MAX_STEPS
-    lengths: np.ndarray  # int [M, N]
-    compile_seconds: float
-    run_seconds: float
-
-
-def play_episodes(env: Any, policy: Any, agents: Any, episodes: int, seed: int = 0,
-                  deterministic: bool = True, compiled: Any = None) -> Played:
-    """`episodes` whole episodes of `env` for every member of `agents` (leading `[M]` axis), in
-    one compiled program (members vmapped; all play the same environment randomness).
-    `compiled`: that program compiled beforehand by `compile_play` with the same arguments
-    (for agents shaped like these), used unless the agents turn out not to fit it."""
-    if compiled is not None:
-        try:
-            return compiled(agents)
-        except (TypeError, ValueError):  # compiled for other shapes or types: compile here
-            pass
-    t0 = time.perf_counter()
-    play = compile_play(env, policy, agents, episodes, seed, deterministic)
-    compile_seconds = time.perf_counter() - t0
-    return play(agents)._replace(compile_seconds=compile_seconds)
-
-
-def compile_play(env: Any, policy: Any, agents_like: Any, episodes: int, seed: int = 0,
-                 deterministic: bool = True) -> Any:
-    """`agents -> Played`, compiled once for agents shaped like `agents_like` (for evaluations
-    repeated during training: every call plays the same `episodes` episodes, from `seed`)."""
-    import jax
-
-    play = jax.jit(jax.vmap(play_fn(env, policy, episodes, deterministic), in_axes=(0, None)))
-    key = jax.random.PRNGKey(seed)
-    compiled = play.lower(agents_like, key).compile()
-
-    def run(agents: Any) -> Played:
-        t0 = time.perf_counter()
-        returns, lengths, done = jax.block_until_ready(compiled(agents, key))
-        return Played(np.where(np.asarray(done), np.asarray(returns, np.float64), np.nan),
-                      np.asarray(lengths), 0.0, time.perf_counter() - t0)
-
-    return run
-
-
-def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
-    """`(agent, key) -> (returns [N], lengths [N], finished [N])` for one member: `episodes`
-    episodes of `env` stepped together until every one has ended (an episode's return and length
-    stop counting when it ends), acting with the policy (`rl_core.policy_step`: a policy with
-    memory carries its state from step to step of each episode)."""
-    import jax
-    import jax.numpy as jnp
-
-    from rl_core import initial_policy_state, policy_step
-
-    venv = acting_env(env, episodes)
-
-    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-        k_reset, key = jax.random.split(key)
-        state, ts = venv.reset(k_reset)
-
-        def cond(c):
-            return ~jnp.all(c[2]) & (c[5] < MAX_STEPS)
-
-        def body(c):
-            state, ts, done, ret, length, t, key, memory = c
-            key, k_act, k_step = jax.random.split(key, 3)
-            # No auto-reset: every episode runs from the first step on, so no state is reset.
-            action, _, memory = policy_step(
-                policy, agent, memory, ts.observation, jnp.zeros((episodes,), jnp.bool_),
-                policy.noise(k_act, (episodes,)), deterministic, ts.info.get("action_mask"))
-            state, ts = venv.step(state, action, k_step)
-            live = ~done
-            ret = ret + jnp.where(live, ts.reward, 0.0)
-            length = length + live.astype(jnp.int32)
-            done = done | ts.terminated | ts.truncated
-            return state, ts, done, ret, length, t + 1, key, memory
-
-        zeros = jnp.zeros((episodes,), jnp.float32)
-        init = (state, ts, zeros.astype(jnp.bool_), zeros, zeros.astype(jnp.int32),
-                jnp.zeros((), jnp.int32), key, initial_policy_state(policy, episodes))
-        _, _, done, ret, length, _, _, _ = jax.lax.while_loop(cond, body, init)
-        return ret, length, done
-
-    return play
 
 
 def eval_table(res: EvalResult) -> Any:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from rl_cli.errors import UserError
 from rl_cli.meta_params import save_npz
+from rl_cli.stats import finite_or_none
 
 CHECKPOINT, HISTORY, SETTINGS = "checkpoint.npz", "history.jsonl", "evolve.json"
 
@@ -89,10 +90,6 @@ def generation_record(g: int, res: Any, prog: Progress, seconds: float,
             n: finite_or_none(nanmean(res.reference[i])) for i, n in enumerate(envs)},
         "seconds": round(seconds, 3),
     }
-
-
-def finite_or_none(x: Any) -> float | None:
-    return float(x) if np.isfinite(x) else None
 
 
 def read_history(run_dir: Path, generations: int) -> list[dict[str, Any]]:

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rl_cli.errors import UserError
-from rl_cli.evaluate import acting_env, load_for_play
+from rl_cli.evaluate import load_for_play
+from rl_cli.play import acting_env
 
 
 class RenderResult(NamedTuple):

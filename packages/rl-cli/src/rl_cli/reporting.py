@@ -20,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from rl_cli.stats import mean_ci95
+from rl_cli.stats import finite_or_none, mean_ci95
 
 # Metrics that count or sum over episodes; everything else is averaged over a chunk.
 _EPISODE_KEYS = ("episode_return_sum", "episode_length_sum", "episode_count")
@@ -46,11 +46,6 @@ def summarise_chunk(metrics: dict[str, np.ndarray]) -> dict[str, Any]:
 def _nanmean(x: np.ndarray) -> float:
     x = np.asarray(x, np.float64)
     return float(np.mean(x[np.isfinite(x)])) if np.any(np.isfinite(x)) else math.nan
-
-
-def _json_num(x: Any) -> Any:
-    x = float(x)
-    return None if not math.isfinite(x) else x
 
 
 def purge_step(resume_at: int | None, steps_per_update: int) -> int | None:
@@ -106,8 +101,8 @@ class RunLogger:
             if np.isfinite(r):
                 self.writer.add_scalar(f"eval/greedy_return/{name}", float(r), step)
         record = {"update": updates_done, "env_steps": step, "eval": True,
-                  "greedy_return_mean": _json_num(_nanmean(returns)),
-                  "greedy_return": [_json_num(r) for r in returns]}
+                  "greedy_return_mean": finite_or_none(_nanmean(returns)),
+                  "greedy_return": [finite_or_none(r) for r in returns]}
         self.jsonl.write(json.dumps(record) + "\n")
         self.jsonl.flush()
 
@@ -132,11 +127,11 @@ class RunLogger:
             "env_steps": step,
             "seconds": round(elapsed, 4),
             "steps_per_second": sps,
-            "episode_return_mean": _json_num(_nanmean(ret)),
-            "episode_return": [_json_num(r) for r in ret],
-            "episode_length_mean": _json_num(_nanmean(length)),
+            "episode_return_mean": finite_or_none(_nanmean(ret)),
+            "episode_return": [finite_or_none(r) for r in ret],
+            "episode_length_mean": finite_or_none(_nanmean(length)),
             "episodes": [int(c) for c in chunk["episodes"]],
-            **{k: _json_num(v) for k, v in scalars.items()},
+            **{k: finite_or_none(v) for k, v in scalars.items()},
         }
         self.jsonl.write(json.dumps(record) + "\n")
         self.jsonl.flush()
@@ -261,8 +256,8 @@ class SweepLogger:
         sps = step * len(self.members) / max(elapsed, 1e-9)
         self.writer.add_scalar("perf/steps_per_second", sps, step)
         record = {"update": updates_done, "env_steps": step, "seconds": round(elapsed, 4),
-                  "steps_per_second": sps, "episode_return_mean": _json_num(_nanmean(ret)),
-                  "episode_return": [_json_num(r) for r in ret]}
+                  "steps_per_second": sps, "episode_return_mean": finite_or_none(_nanmean(ret)),
+                  "episode_return": [finite_or_none(r) for r in ret]}
         self.jsonl.write(json.dumps(record) + "\n")
         self.jsonl.flush()
 

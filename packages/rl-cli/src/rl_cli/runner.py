@@ -15,7 +15,7 @@ from rich.console import Console
 from rl_cli import timings
 from rl_cli.after import AfterTraining, PeriodicEval, final_agents, final_evaluation, save_agents
 from rl_cli.capacity import check_capacity
-from rl_cli.checkpoint import check_cadence, checkpointer_for
+from rl_cli.checkpointer import check_cadence, checkpointer_for
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable
 from rl_cli.plots import write_curves

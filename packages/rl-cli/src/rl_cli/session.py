@@ -161,7 +161,7 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
     """The chunk loop every training command shares (`rl run`, `rl sweep`, `rl resume`): compiles
     the members' program (timed apart), then runs its chunks from the start or from `start` (a
     checkpoint's `MembersState`) with the progress bar, the per-chunk observer (logging, health,
-    watchdog beats) and `checkpointer` (`rl_cli.checkpoint.Checkpointer`; it catches SIGINT and
+    watchdog beats) and `checkpointer` (`rl_cli.checkpointer.Checkpointer`; it catches SIGINT and
     SIGTERM only in a single-process run, where the signal reaches the one process that trains).
     A stop by signal closes the logger and becomes `RunStopped` (exit 130/143) naming the
     checkpoint and the command that resumes; `--halt-on-nan`'s `NonFiniteHalt` propagates."""
@@ -170,7 +170,7 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
 
     import jax
 
-    from rl_cli.checkpoint import Interrupted
+    from rl_cli.checkpointer import Interrupted
     from rl_cli.errors import RunStopped
     from rl_cli.reporting import ProgressView
     from rl_core import compile_members, run_members

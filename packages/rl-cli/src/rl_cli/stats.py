@@ -10,7 +10,13 @@ import numpy as np
 
 # SciPy and rl_core (hence JAX) are imported where used: `rl --help` imports this module.
 
-__all__ = ["bootstrap_ci95", "final_returns", "iqm", "mean_ci95"]
+__all__ = ["bootstrap_ci95", "final_returns", "finite_or_none", "iqm", "mean_ci95"]
+
+
+def finite_or_none(x: object) -> float | None:
+    """`x` as a float for JSON, None (JSON's null) where it is NaN or infinite."""
+    v = float(x)  # type: ignore[arg-type]
+    return v if math.isfinite(v) else None
 
 
 def final_returns(return_sum: np.ndarray, count: np.ndarray) -> np.ndarray:

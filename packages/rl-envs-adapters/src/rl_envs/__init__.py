@@ -75,6 +75,19 @@ def list_envs(backend: str | None = None, installed_only: bool = True) -> list[s
     return out
 
 
+def against(env_id: str, kwargs: dict[str, Any], opponent: str | None
+            ) -> tuple[dict[str, Any], str] | None:
+    """For a backend whose games have built-in opponents (its adapter defines `against`): the
+    environment arguments, from a run's `kwargs`, of games judged against `opponent` (the
+    adapter's default when None), and that opponent's name. None for every other backend (and
+    for one that is not installed: `make` says what to install)."""
+    prefix, _ = split_id(env_id)
+    if not backend_installed(prefix):
+        return None
+    hook = getattr(adapter_module(prefix), "against", None)
+    return None if hook is None else hook(dict(kwargs), opponent)
+
+
 def family(env_id: str) -> str:
     """The environment family that selects default hyperparameters ('classic_control',
     'minatar', ...)."""
@@ -83,6 +96,7 @@ def family(env_id: str) -> str:
 
 
 __all__ = [
-    "BACKENDS", "OBS_KEEP", "EnvError", "MissingBackendError", "UnknownEnvironmentError", "all_ids",
+    "BACKENDS", "OBS_KEEP", "EnvError", "MissingBackendError", "UnknownEnvironmentError", "against",
+    "all_ids",
     "backend_installed", "family", "list_envs", "make",
 ]

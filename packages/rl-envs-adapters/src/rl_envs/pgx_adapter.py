@@ -73,6 +73,7 @@ EXCLUDED = {
 ENV_NAMES: list[str] = [n for names in _FAMILIES.values() for n in names]
 FAMILY: dict[str, str] = {n: fam for fam, names in _FAMILIES.items() for n in names}
 OPPONENTS = ("random", "greedy", "mixed")
+JUDGES = ("random", "greedy")  # the opponents a trained agent is judged against (`against`)
 
 # Games that can end before the agent's first move (an opponent's win on the first draws: 67 of
 # 4000 sparrow_mahjong deals); their reset deals again. In the others nothing ends or scores
@@ -306,3 +307,15 @@ class PgxEnv:
 
 def make(name: str, **kwargs: Any) -> PgxEnv:
     return PgxEnv(name, **kwargs)
+
+
+def against(kwargs: dict[str, Any], opponent: str | None) -> tuple[dict[str, Any], str]:
+    """The arguments of a game played to be judged against one `opponent` ('random' when None):
+    the training opponent's settings (a mixed opponent's greedy share, a move limit) replaced,
+    so whole games are played against it; the run's other arguments kept."""
+    opponent = opponent or "random"
+    if opponent not in JUDGES:
+        raise EnvError(f"the opponent to play against must be one of {', '.join(JUDGES)} (a "
+                       f"mixed opponent is both: play each), got {opponent!r}")
+    kept = {k: v for k, v in kwargs.items() if k not in ("opponent", "greedy_prob", "max_moves")}
+    return kept | {"opponent": opponent}, opponent

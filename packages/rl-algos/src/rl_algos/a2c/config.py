@@ -10,27 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rl_algos.common.config import BatchConfig, HParamsBase, check_ranges, hparams
-from rl_algos.common.networks import check_network
+from rl_algos.common.config import ActorCriticConfig, HParamsBase, check_ranges, hparams
 from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
-class A2CConfig(BatchConfig):
+class A2CConfig(ActorCriticConfig):
     """Static fields: they shape the compiled program (changing one recompiles)."""
 
     total_timesteps: int = 500_000
     num_envs: int = 8
     num_steps: int = 5  # rollout length per environment per update (one gradient step each)
-    hidden_sizes: tuple[int, ...] = (64, 64)
-    activation: str = "tanh"
     normalize_advantages: bool = False
-    normalize_observations: bool = False
-    normalize_rewards: bool = False
-
-    def validate(self) -> None:
-        super().validate()
-        check_network(self.hidden_sizes, self.activation)
 
 
 @hparams

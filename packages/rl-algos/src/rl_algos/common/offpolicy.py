@@ -24,7 +24,15 @@ from rl_algos.common.envs import make_vector_env
 from rl_algos.common.networks import check_network
 from rl_algos.common.policy import flat_size, model_structure
 from rl_algos.common.replay import ReplayBuffer
-from rl_core import Box, RunnerState, TrainState, rollout
+from rl_core import (
+    Agent,
+    Box,
+    Policy,
+    RunnerState,
+    TrainState,
+    flatten_observation,
+    rollout,
+)
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,28 @@ class BoxActions:
 
     def noise(self, key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
         return jax.random.normal(key, (*shape, self.dim))
+
+
+def box_policy(env: Any, makers: tuple[Callable[[jax.Array], Any], Callable[[jax.Array], Any]],
+               unit_action: Callable[..., jax.Array],
+               params_like: Callable[[Any, Any], Any]) -> Policy:
+    """The acting of an actor over a bounded Box (TD3's, SAC's): `unit_action(actor, obs [N, D],
+    noise [N, A], deterministic, explore) -> [N, A]` in [-1, 1] from the actor network and the
+    flattened observations, rescaled to the Box bounds; its extras are that `unit_action`, which
+    the replay buffer stores. The agent's structure is `params_like(actor_like, critic_like)`;
+    the noise is `BoxActions.noise`'s standard normals."""
+    make_actor, make_critic = makers
+    actor_like, actor_static = model_structure(make_actor)
+    critic_like = model_structure(make_critic)[0]
+    box = BoxActions(env.action_space)
+
+    def act(agent: Agent, obs: Any, noise: jax.Array, deterministic: bool,
+            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
+        actor = eqx.combine(agent.params.actor, actor_static)
+        unit = unit_action(actor, flatten_observation(obs, 1), noise, deterministic, explore)
+        return box.to_env(unit), {"unit_action": unit}
+
+    return Policy(Agent(params_like(actor_like, critic_like)), act, box.noise)
 
 
 def uniform_from_normal(z: jax.Array) -> jax.Array:

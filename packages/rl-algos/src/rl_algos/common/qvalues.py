@@ -1,19 +1,21 @@
 """Q-value building blocks shared by the value-based algorithms (PQN, recurrent PQN, DQN): the
 max and argmax over legal actions, ε-greedy acting and its linear schedule, the ε-greedy acting
-path (`q_policy`), the check of Discrete actions and Box observations, Q(λ) returns (Gallici et
+path (`q_policy`) and what a Q-learner acts and learns with (`q_agent`), the check of Discrete
+actions and Box observations, Q(λ) returns (Gallici et
 al., 2024, Eq. 5; Watkins, 1989) and the squared TD loss. Shapes: `T` steps, `N` environments,
 `A` actions."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from rl_algos.common.config import ConfigError
+from rl_algos.common.envs import make_vector_env
 from rl_algos.common.policy import model_structure
 from rl_core import Agent, Box, Discrete, Policy
 
@@ -77,6 +79,35 @@ def q_policy(make_model: Callable[[jax.Array], Any]) -> Policy:
         return epsilon_greedy(q, mask, eps, noise), {}
 
     return Policy(Agent(params_like), act, lambda key, shape: key)
+
+
+class QAgent(NamedTuple):
+    """What a feed-forward Q-learner (PQN, DQN) acts and learns with: its vectorised
+    environments (observations kept in their own shape, so an image reaches the convolution),
+    the network builder `key -> model`, the acting `Policy` (`q_policy`), `q_values(params, obs
+    [B, ...]) -> [B, A]`, and `act(params, eps, timestep, key)`: ε-greedy over the legal actions
+    (`timestep.info["action_mask"]` where the environment has one), for `rollout`."""
+
+    venv: Any
+    make_model: Callable[[jax.Array], Any]
+    policy: Policy
+    q_values: Callable[[Any, jax.Array], jax.Array]
+    act: Callable[..., tuple[jax.Array, Any]]
+
+
+def q_agent(env: Any, make_model: Callable[[jax.Array], Any], num_envs: int) -> QAgent:
+    venv = make_vector_env(env, num_envs, flatten=False)
+    static = model_structure(make_model)[1]
+    policy = q_policy(make_model)
+
+    def q_values(params: Any, obs: jax.Array) -> jax.Array:
+        return jax.vmap(eqx.combine(params, static))(obs)
+
+    def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array) -> tuple[jax.Array, Any]:
+        return policy.act(Agent(params), ts.observation, key, False, ts.info.get("action_mask"),
+                          eps)
+
+    return QAgent(venv, make_model, policy, q_values, act)
 
 
 def q_lambda_returns(

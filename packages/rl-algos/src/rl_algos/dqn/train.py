@@ -26,16 +26,15 @@ import jax
 import jax.numpy as jnp
 
 from rl_algos.common.carry import initial_carry, next_carry
-from rl_algos.common.envs import make_vector_env
 from rl_algos.common.offpolicy import learn_after_warmup, polyak
-from rl_algos.common.policy import agent_fn, model_structure
-from rl_algos.common.qvalues import check_spaces, epsilon_at, q_policy
+from rl_algos.common.policy import agent_fn
+from rl_algos.common.qvalues import check_spaces, epsilon_at, q_agent, q_policy
 from rl_algos.common.replay import ReplayBuffer
 from rl_algos.common.sgd import annealed_optimizer
 from rl_algos.dqn.config import DQNConfig
 from rl_algos.dqn.losses import double_q_target, n_step_return, td_loss
 from rl_algos.dqn.networks import DQNNetwork
-from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, rollout
+from rl_core import Algorithm, Policy, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 
@@ -113,10 +112,8 @@ def make_algorithm(env: Any, config: DQNConfig) -> Algorithm:
     """DQN on `env` (one unbatched environment implementing the port, Discrete actions)."""
     config.validate()
     check_spaces(env, "dqn")
-    venv = make_vector_env(env, config.num_envs, flatten=False)
-    make_model = q_network_model(env, config)
-    static = model_structure(make_model)[1]
-    policy = make_policy(env, config)
+    venv, make_model, policy, q_values, act = q_agent(env, q_network_model(env, config),
+                                                      config.num_envs)
     num_updates, steps_per_update = config.num_updates, config.steps_per_update
     g, b, n, num_envs = config.gradient_steps, config.batch_size, config.n_step, config.num_envs
     buffer = ReplayBuffer(config.buffer_size, g * b)
@@ -126,16 +123,9 @@ def make_algorithm(env: Any, config: DQNConfig) -> Algorithm:
 
     optimizer = annealed_optimizer(config, steps_per_update=g)
 
-    def q_values(params: Any, obs: jax.Array) -> jax.Array:  # [B, ...] -> [B, A]
-        return jax.vmap(eqx.combine(params, static))(obs)
-
     def init(key: jax.Array, hp: Any) -> RunnerState:
         return initial_carry(key, make_model, venv, optimizer(hp).init,
                              lambda p: DQNExtras(p, buffer.init(replay_example(env, masked))))
-
-    def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array):
-        return policy.act(Agent(params), ts.observation, key, False, ts.info.get("action_mask"),
-                          eps)
 
     def learn(hp: Any, params: Any, opt_state: Any, target: Any, buf: Any, first: jax.Array):
         tx = optimizer(hp)

@@ -5,33 +5,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rl_algos.common.config import (
+    ActorCriticConfig,
     HParamsBase,
     MinibatchConfig,
     check_ranges,
     hparams,
     require,
 )
-from rl_algos.common.networks import check_network
 from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
-class PPOConfig(MinibatchConfig):
+class PPOConfig(MinibatchConfig, ActorCriticConfig):
     """Static fields: they shape the compiled program (changing one recompiles). The rollout
     (`total_timesteps`, `num_envs`, `num_steps`) and SGD (`num_epochs`, `num_minibatches`)
-    fields come from `MinibatchConfig`, with PureJaxRL's CartPole values as defaults."""
+    fields come from `MinibatchConfig`, with PureJaxRL's CartPole values as defaults, the
+    networks and normalisations from `ActorCriticConfig`."""
 
-    hidden_sizes: tuple[int, ...] = (64, 64)
-    activation: str = "tanh"
     # A shared 3x3 convolution of `cnn_channels` filters over the observation part named
     # `cnn_part` (a key of `env.layout`, e.g. Snake's 'grid'), before the MLPs; '' = none.
     cnn_part: str = ""
     cnn_channels: int = 16
     anneal_lr: bool = True
     clip_value_loss: bool = True
-    normalize_advantages: bool = True
-    normalize_observations: bool = False
-    normalize_rewards: bool = False
     # The same update in a faster arrangement (docs/benchmarks.md, "PPO vs the PureJaxRL-style
     # peer"): the rollout acts with the actor alone, with every step's reset computed before it
     # (`rl_core.rollout(precompute_resets=True)`), the critic values the rollout's observations
@@ -45,7 +41,6 @@ class PPOConfig(MinibatchConfig):
 
     def validate(self) -> None:
         super().validate()
-        check_network(self.hidden_sizes, self.activation)
         require(self.cnn_channels >= 1, f"cnn_channels must be >= 1, got {self.cnn_channels}")
 
 

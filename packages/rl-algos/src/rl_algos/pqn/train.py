@@ -14,25 +14,24 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from rl_algos.common.carry import initial_carry, next_carry
-from rl_algos.common.envs import make_vector_env
-from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.policy import agent_fn
 from rl_algos.common.qnetwork import QNetwork
 from rl_algos.common.qvalues import (
     check_spaces,
     epsilon_at,
     masked_max,
+    q_agent,
     q_lambda_returns,
     q_loss,
     q_policy,
 )
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.pqn.config import PQNConfig
-from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, rollout
+from rl_core import Algorithm, Policy, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 
@@ -54,23 +53,14 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
     """PQN on `env` (one unbatched environment implementing the port, Discrete actions)."""
     config.validate()
     check_spaces(env, "pqn")
-    venv = make_vector_env(env, config.num_envs, flatten=False)
-    make_model = q_network_model(env, config)
-    static = model_structure(make_model)[1]
-    policy = make_policy(env, config)
+    venv, make_model, policy, q_values, act = q_agent(env, q_network_model(env, config),
+                                                      config.num_envs)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
     optimizer = annealed_optimizer(config, kind="radam")
 
-    def q_values(params: Any, obs: jax.Array) -> jax.Array:
-        return jax.vmap(eqx.combine(params, static))(obs)
-
     def init(key: jax.Array, hp: Any) -> RunnerState:
         return initial_carry(key, make_model, venv, optimizer(hp).init)
-
-    def act(params: Any, eps: jax.Array, ts: Any, key: jax.Array):
-        return policy.act(Agent(params), ts.observation, key, False, ts.info.get("action_mask"),
-                          eps)
 
     def loss_fn(params: Any, mb: Any):
         q = q_values(params, mb["obs"])

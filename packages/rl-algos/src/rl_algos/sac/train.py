@@ -20,16 +20,16 @@ import optax
 
 from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.offpolicy import (
-    BoxActions,
     ReplayExtras,
     actor_critic_makers,
+    box_policy,
     off_policy_setup,
     polyak,
     replay_init,
     replay_update,
     uniform_from_normal,
 )
-from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.policy import agent_fn
 from rl_algos.sac.config import SACConfig
 from rl_algos.sac.losses import (
     sac_actor_loss,
@@ -43,7 +43,6 @@ from rl_core import (
     Algorithm,
     Policy,
     TrainResult,
-    flatten_observation,
 )
 from rl_core import make_train as _make_train
 
@@ -70,26 +69,20 @@ def make_policy(env: Any, config: SACConfig) -> Policy:
     (sampling, `z [N, A]` a standard normal draw); with `explore` True (the warm-up) the action
     is uniform instead (`uniform_from_normal` of the same draw). Extras: the action in [-1, 1]
     (`unit_action`), which the replay buffer stores."""
-    make_actor, make_critic = networks(env, config)
-    actor_like, actor_static = model_structure(make_actor)
-    critic_like = model_structure(make_critic)[0]
-    box = BoxActions(env.action_space)
 
-    def act(agent: Agent, obs: Any, noise: jax.Array, deterministic: bool,
-            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
-        mean, log_std = eqx.combine(agent.params.actor, actor_static)(
-            flatten_observation(obs, 1))
+    def unit_action(actor: Any, obs: jax.Array, noise: jax.Array, deterministic: bool,
+                    explore: Any) -> jax.Array:
+        mean, log_std = actor(obs)
         if deterministic:
-            unit = jnp.tanh(mean)
-        else:
-            unit = jnp.tanh(mean + jnp.exp(log_std) * noise)
-            if explore is not None:
-                unit = jnp.where(explore, uniform_from_normal(noise), unit)
-        return box.to_env(unit), {"unit_action": unit}
+            return jnp.tanh(mean)
+        unit = jnp.tanh(mean + jnp.exp(log_std) * noise)
+        if explore is not None:
+            unit = jnp.where(explore, uniform_from_normal(noise), unit)
+        return unit
 
     scalar: Any = jax.ShapeDtypeStruct((), jnp.float32)  # the log-temperature's structure
-    like = Agent(SACParams(actor_like, critic_like, scalar))
-    return Policy(like, act, box.noise)
+    return box_policy(env, networks(env, config), unit_action,
+                      lambda actor, critic: SACParams(actor, critic, scalar))
 
 
 def optimizers(hp: Any) -> tuple[Any, Any, Any]:

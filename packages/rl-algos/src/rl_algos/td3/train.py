@@ -19,16 +19,16 @@ import optax
 
 from rl_algos.common.dense import TwinCritic, critic_loss
 from rl_algos.common.offpolicy import (
-    BoxActions,
     ReplayExtras,
     actor_critic_makers,
+    box_policy,
     off_policy_setup,
     polyak,
     replay_init,
     replay_update,
     uniform_from_normal,
 )
-from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.policy import agent_fn
 from rl_algos.td3.config import TD3Config
 from rl_algos.td3.losses import actor_loss, clipped_double_q_target, smoothed_target_action
 from rl_algos.td3.networks import Actor
@@ -37,7 +37,6 @@ from rl_core import (
     Algorithm,
     Policy,
     TrainResult,
-    flatten_observation,
 )
 from rl_core import make_train as _make_train
 
@@ -140,23 +139,17 @@ def make_policy(env: Any, config: TD3Config) -> Policy:
     (the warm-up) the action is uniform instead (`uniform_from_normal` of the same standard
     normal draw `z [N, A]`). `explore=None` samples with the paper's exploration noise, 0.1.
     Extras: the action in [-1, 1] (`unit_action`), which the replay buffer stores."""
-    make_actor, make_critic = networks(env, config)
-    actor_like, actor_static = model_structure(make_actor)
-    critic_like = model_structure(make_critic)[0]
-    box = BoxActions(env.action_space)
 
-    def act(agent: Agent, obs: Any, noise: jax.Array, deterministic: bool,
-            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
-        mu = eqx.combine(agent.params.actor, actor_static)(flatten_observation(obs, 1))
+    def unit_action(actor: Any, obs: jax.Array, noise: jax.Array, deterministic: bool,
+                    explore: Any) -> jax.Array:
+        mu = actor(obs)
         if deterministic:
-            unit = mu
-        else:
-            scale, exploring = (0.1, False) if explore is None else explore
-            noisy = jnp.clip(mu + scale * noise, -1.0, 1.0)
-            unit = jnp.where(exploring, uniform_from_normal(noise), noisy)
-        return box.to_env(unit), {"unit_action": unit}
+            return mu
+        scale, exploring = (0.1, False) if explore is None else explore
+        noisy = jnp.clip(mu + scale * noise, -1.0, 1.0)
+        return jnp.where(exploring, uniform_from_normal(noise), noisy)
 
-    return Policy(Agent(TD3Params(actor_like, critic_like)), act, box.noise)
+    return box_policy(env, networks(env, config), unit_action, TD3Params)
 
 
 def make_algorithm(env: Any, config: TD3Config) -> Algorithm:

@@ -5,19 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rl_algos.common.config import (
-    BatchConfig,
+    ActorCriticConfig,
     HParamsBase,
     check_divides,
     check_ranges,
     hparams,
     require_positive,
 )
-from rl_algos.common.networks import check_network
 from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
-class VPGConfig(BatchConfig):
+class VPGConfig(ActorCriticConfig):
     """Static fields: they shape the compiled program (changing one recompiles)."""
 
     total_timesteps: int = 1_000_000
@@ -25,17 +24,11 @@ class VPGConfig(BatchConfig):
     num_steps: int = 64  # rollout length per environment per update (one policy step each)
     num_value_epochs: int = 5  # passes of value regression over the batch per update
     num_value_minibatches: int = 1  # 1: full-batch value steps, as SpinningUp
-    hidden_sizes: tuple[int, ...] = (64, 64)
-    activation: str = "tanh"
-    normalize_advantages: bool = True
-    normalize_observations: bool = False
-    normalize_rewards: bool = False
 
     def validate(self) -> None:
         super().validate()
         require_positive(self, "num_value_epochs", "num_value_minibatches")
         check_divides(self.batch_size, self.num_value_minibatches, "num_value_minibatches")
-        check_network(self.hidden_sizes, self.activation)
 
 
 @hparams

@@ -1,0 +1,109 @@
+"""Playing whole episodes with trained agents, compiled once: every member plays the same
+`episodes` episodes (seeded), on copies of the environment stepped together without auto-reset,
+greedily or sampling as in training. `rl eval`, `rl render` and the final evaluation of `rl run`
+play through here."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+
+# Episodes still running after this many steps count as unfinished (reported, never averaged).
+# Every registered environment ends its episodes long before (time limits are at most 10^4).
+MAX_STEPS = 100_000
+
+
+def acting_env(env: Any, n: int) -> Any:
+    """`n` copies of `env` stepped together (no auto-reset), Box actions clipped into the bounds
+    as in training (`ClipAction`)."""
+    from rl_core import Box, ClipAction, VectorEnv
+
+    venv: Any = VectorEnv(env, n)
+    return ClipAction(venv) if isinstance(env.action_space, Box) else venv
+
+
+class Played(NamedTuple):
+    returns: np.ndarray  # float [M, N], NaN for an episode unfinished after MAX_STEPS
+    lengths: np.ndarray  # int [M, N]
+    compile_seconds: float
+    run_seconds: float
+
+
+def play_episodes(env: Any, policy: Any, agents: Any, episodes: int, seed: int = 0,
+                  deterministic: bool = True, compiled: Any = None) -> Played:
+    """`episodes` whole episodes of `env` for every member of `agents` (leading `[M]` axis), in
+    one compiled program (members vmapped; all play the same environment randomness).
+    `compiled`: that program compiled beforehand by `compile_play` with the same arguments
+    (for agents shaped like these), used unless the agents turn out not to fit it."""
+    if compiled is not None:
+        try:
+            return compiled(agents)
+        except (TypeError, ValueError):  # compiled for other shapes or types: compile here
+            pass
+    t0 = time.perf_counter()
+    play = compile_play(env, policy, agents, episodes, seed, deterministic)
+    compile_seconds = time.perf_counter() - t0
+    return play(agents)._replace(compile_seconds=compile_seconds)
+
+
+def compile_play(env: Any, policy: Any, agents_like: Any, episodes: int, seed: int = 0,
+                 deterministic: bool = True) -> Any:
+    """`agents -> Played`, compiled once for agents shaped like `agents_like` (for evaluations
+    repeated during training: every call plays the same `episodes` episodes, from `seed`)."""
+    import jax
+
+    play = jax.jit(jax.vmap(play_fn(env, policy, episodes, deterministic), in_axes=(0, None)))
+    key = jax.random.PRNGKey(seed)
+    compiled = play.lower(agents_like, key).compile()
+
+    def run(agents: Any) -> Played:
+        t0 = time.perf_counter()
+        returns, lengths, done = jax.block_until_ready(compiled(agents, key))
+        return Played(np.where(np.asarray(done), np.asarray(returns, np.float64), np.nan),
+                      np.asarray(lengths), 0.0, time.perf_counter() - t0)
+
+    return run
+
+
+def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
+    """`(agent, key) -> (returns [N], lengths [N], finished [N])` for one member: `episodes`
+    episodes of `env` stepped together until every one has ended (an episode's return and length
+    stop counting when it ends), acting with the policy (`rl_core.policy_step`: a policy with
+    memory carries its state from step to step of each episode)."""
+    import jax
+    import jax.numpy as jnp
+
+    from rl_core import initial_policy_state, policy_step
+
+    venv = acting_env(env, episodes)
+
+    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        k_reset, key = jax.random.split(key)
+        state, ts = venv.reset(k_reset)
+
+        def cond(c):
+            return ~jnp.all(c[2]) & (c[5] < MAX_STEPS)
+
+        def body(c):
+            state, ts, done, ret, length, t, key, memory = c
+            key, k_act, k_step = jax.random.split(key, 3)
+            # No auto-reset: every episode runs from the first step on, so no state is reset.
+            action, _, memory = policy_step(
+                policy, agent, memory, ts.observation, jnp.zeros((episodes,), jnp.bool_),
+                policy.noise(k_act, (episodes,)), deterministic, ts.info.get("action_mask"))
+            state, ts = venv.step(state, action, k_step)
+            live = ~done
+            ret = ret + jnp.where(live, ts.reward, 0.0)
+            length = length + live.astype(jnp.int32)
+            done = done | ts.terminated | ts.truncated
+            return state, ts, done, ret, length, t + 1, key, memory
+
+        zeros = jnp.zeros((episodes,), jnp.float32)
+        init = (state, ts, zeros.astype(jnp.bool_), zeros, zeros.astype(jnp.int32),
+                jnp.zeros((), jnp.int32), key, initial_policy_state(policy, episodes))
+        _, _, done, ret, length, _, _, _ = jax.lax.while_loop(cond, body, init)
+        return ret, length, done
+
+    return play
