@@ -104,6 +104,33 @@ def test_envs_and_algos_list(capsys) -> None:
     assert code == 0 and "ppo" in out and "classic_control" in out
 
 
+def test_run_reads_at_80_columns(tmp_path: Path) -> None:
+    """`rl run` at 80 columns, with its progress bar: no line wider, nothing cut short (no
+    ellipsis), the header broken between its parts, the run directory whole on its line."""
+    import os
+    import subprocess
+    import sys
+
+    import jax
+
+    env = {**os.environ, "COLUMNS": "80",
+           "RL_COMPILE_CACHE_DIR": jax.config.jax_compilation_cache_dir or ""}
+    rl = "import sys; from rl_cli.main import main; main(sys.argv[1:])"
+    out = subprocess.run([sys.executable, "-c", rl, "run", "--algo", "ppo", "--env",
+                          "gymnax/CartPole-v1", "--total-timesteps", "20480", "--eval-episodes",
+                          "2", "--logdir", str(tmp_path), "--run-name", "a-run-with-a-long-name"],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    where = f"run dir {tmp_path / 'a-run-with-a-long-name'}"
+    assert where in lines, out.stdout  # a path longer than a line keeps a line of its own
+    assert max(len(line) for line in lines if line != where) <= 80, out.stdout
+    assert "…" not in out.stdout, out.stdout
+    assert lines[0].startswith("ppo on gymnax/CartPole-v1 · 1 seed(s) · 20,480 steps each")
+    bar = next(line for line in lines if line.startswith("training"))
+    assert "20k/20k steps" in bar and "/s return" in bar and "left" in bar, bar
+
+
 def test_envs_reads_at_80_columns_and_lists_from_its_cache(tmp_path: Path) -> None:
     """`rl envs` as a user runs it, at 80 columns: no line wider, no id or family cut; the
     second call lists from the cache the first wrote, without importing the backend's library

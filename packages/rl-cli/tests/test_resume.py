@@ -126,6 +126,41 @@ def test_killed_run_resumes_bitwise(algo, signum, references, tmp_path) -> None:
     _assert_same_run(run_dir, references[algo])
 
 
+def test_a_full_disk_mid_run_loses_nothing(references, tmp_path, monkeypatch, capsys) -> None:
+    """The disk fills while the third checkpoint is written (the writer gets half the bytes
+    out, then ENOSPC): one line naming the cause and the resume command, exit 1, no partial
+    file left, the second checkpoint the newest; once there is space again, `rl resume` ends
+    bitwise equal to the uninterrupted run."""
+    import errno
+
+    from rl_cli import checkpoint
+
+    real, calls = checkpoint.write_durably, []
+
+    def fills_up(path: Path, data: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 3:
+            path.write_bytes(data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, data)
+
+    monkeypatch.setattr(checkpoint, "write_durably", fills_up)
+    run_dir = tmp_path / "run"
+    code, _, err = run_cli(_args("ppo", tmp_path, "run"), capsys)
+    assert code == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "No space left on device" in lines[0], err
+    assert f"rl resume {run_dir}" in lines[0], err
+    chunk = CASES["ppo"][2]
+    assert [p.name for p in (run_dir / "checkpoints").iterdir()] == \
+        [p.name for p in _checkpoints(run_dir)], "a partial file was left"
+    assert _updates_saved(run_dir) == 2 * chunk
+    monkeypatch.undo()
+    code, out, err = run_cli(["resume", str(run_dir), "--no-progress"], capsys)
+    assert code == 0, out + err
+    _assert_same_run(run_dir, references["ppo"])
+
+
 def test_truncated_checkpoint_falls_back_to_the_previous(references, tmp_path, capsys) -> None:
     """A damaged newest checkpoint is named and skipped; the previous one resumes the run,
     still bitwise; when none is usable the error is one line."""

@@ -78,17 +78,25 @@ def write_checkpoint(run_dir: Path, state: Any, info: dict[str, Any]) -> Path:
     path.parent.mkdir(exist_ok=True)
     tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
     try:
-        with open(tmp, "wb") as f:
-            f.write(MAGIC + struct.pack("<Q", len(header)) + header + payload)
-            f.flush()
-            os.fsync(f.fileno())
+        write_durably(tmp, MAGIC + struct.pack("<Q", len(header)) + header + payload)
         os.replace(tmp, path)
+    except OSError as e:  # e.g. the disk is full: the previous checkpoint stays the newest
+        tmp.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror, str(path)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     for old in list_checkpoints(run_dir)[KEEP:]:
         old.unlink(missing_ok=True)
     return path
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """`data` into `path`, flushed to the disk before returning."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _digest(fields: dict[str, Any], payload: bytes) -> str:

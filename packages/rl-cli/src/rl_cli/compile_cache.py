@@ -8,6 +8,7 @@ program, same shapes) loads the executable from disk instead. Turn it off with
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 MIN_COMPILE_SECONDS = 0.1  # programs that compile faster are not cached (as fast to compile)
@@ -27,11 +28,22 @@ def enabled_by_env() -> bool:
     return os.environ.get("RL_COMPILE_CACHE", "1").lower() not in {"0", "false", "no", "off"}
 
 
-def enable(path: Path | None = None) -> Path:
+def enable(path: Path | None = None) -> Path | None:
+    """Turns the cache on at `path` (default `default_dir()`), or, where that is not a
+    directory this process can write (HOME read-only, the variable naming a file), says so once
+    on stderr and leaves it off: the cache only saves time. Returns the directory, or None."""
     import jax
 
     path = Path(path or default_dir())
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied", str(path))
+    except OSError as e:
+        sys.stderr.write(f"rl: warning: the compilation cache at '{path}' is unusable "
+                         f"({e.strerror}); running without it (set RL_COMPILE_CACHE_DIR to a "
+                         "writable directory, or RL_COMPILE_CACHE=0)\n")
+        return None
     jax.config.update("jax_compilation_cache_dir", str(path))
     # Every program that takes a noticeable time to compile: at 1 s, the final greedy
     # evaluation's program (about 1 s to compile for CartPole) was cached or not depending on

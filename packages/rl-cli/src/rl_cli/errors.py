@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
+
 
 class UserError(ValueError):
     """Bad input from the command line; the message says what is wrong and how to fix it."""
@@ -17,6 +20,7 @@ class RunHalted(RuntimeError):
 EXIT_USER_ERROR = 2
 EXIT_WATCHDOG = 3
 EXIT_HALTED = 4
+EXIT_IO_ERROR = 1  # a read or write the system refused (disk full, read-only, permissions)
 
 
 class RunStopped(RuntimeError):
@@ -26,3 +30,40 @@ class RunStopped(RuntimeError):
     def __init__(self, message: str, exit_code: int):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class Terminated(BaseException):
+    """SIGTERM outside the training loop (which checkpoints on it instead): like Ctrl-C's
+    KeyboardInterrupt, it unwinds to `rl`'s one exit path (exit 143)."""
+
+
+_OS_HINTS = {
+    errno.ENOSPC: "free some space on that disk",
+    errno.EDQUOT: "free some of your disk quota",
+    errno.EROFS: "that file system is read-only: write elsewhere (--logdir)",
+    errno.EACCES: "you may not write there: fix its permissions or write elsewhere (--logdir)",
+    errno.EPERM: "you may not write there: fix its permissions or write elsewhere (--logdir)",
+    errno.ENOENT: "it vanished while rl used it: was the directory moved or removed?",
+}
+
+
+def describe_os_error(e: OSError) -> str:
+    """One line for a read or write the system refused: what and where, what to do, and, for a
+    file inside a run directory that holds a checkpoint, the command that continues the run."""
+    where = f" ('{e.filename}')" if e.filename else ""
+    hint = _OS_HINTS.get(e.errno or 0, "check the disk and the path")
+    run = _checkpointed_run_of(e.filename)
+    then = f"; then `rl resume {run}` continues from its last checkpoint" if run else ""
+    return f"{e.strerror or e}{where}: {hint}{then}"
+
+
+def _checkpointed_run_of(filename: object) -> Path | None:
+    if not isinstance(filename, str | Path):
+        return None
+    for d in Path(filename).parents:
+        try:
+            if (d / "config.json").is_file() and any((d / "checkpoints").glob("*.ckpt")):
+                return d
+        except OSError:
+            return None
+    return None

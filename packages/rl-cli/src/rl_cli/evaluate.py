@@ -26,7 +26,7 @@ import numpy as np
 
 from rl_cli.errors import UserError
 from rl_cli.play import play_episodes
-from rl_cli.rundir import read_run_config
+from rl_cli.rundir import check_not_training, read_run_config
 from rl_cli.stats import finite_or_none, mean_ci95
 
 MAX_EPISODES = 1_000_000  # episodes per member: all members' episodes are held in memory at once
@@ -117,6 +117,8 @@ def _nums(xs: Any) -> list[float | None]:
 
 def read_record(path: Path) -> dict[str, Any]:
     """`config.json` of a finished run directory, or a UserError saying what is missing."""
+    if path.is_dir():
+        check_not_training(path)
     return read_run_config(path, ("params.eqx",),
                            "it is not a finished `rl run` directory (runs save config.json at "
                            "the start and params.eqx at the end)")

@@ -29,6 +29,7 @@ from rl_cli.evolve_records import (
     save_checkpoint,
 )
 from rl_cli.meta_params import save_meta_params
+from rl_cli.reporting import header
 from rl_cli.session import check_output, new_run_dir
 from rl_cli.startup import resume_gc
 from rl_cli.watchdog import Watchdog
@@ -75,10 +76,11 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     steps = p.config.num_updates * p.config.batch_size
     devices = "1 device" if p.mesh is None else f"population sharded over {p.mesh.devices.size} " \
                                                 f"devices"
-    console.print(f"[bold]rl evolve[/] --meta {req.meta} · {req.strategy} · population "
-                  f"{req.population} x {s} inner seed(s) x {e} env(s) · {steps:,} steps per "
-                  f"inner agent · {p.strategy.es.num_dims} meta-parameters · {devices} · "
-                  f"run dir {run_dir}", soft_wrap=True)
+    header(console,
+        f"[bold]rl evolve[/] --meta {req.meta}", req.strategy,
+        f"population {req.population} x {s} inner seed(s) x {e} env(s)",
+        f"{steps:,} steps per inner agent", f"{p.strategy.es.num_dims} meta-parameters",
+        devices, f"run dir {run_dir}")
     with Watchdog(watchdog_seconds) as dog:
         dog.beat("compiling the population's training program")
         with console.status("compiling the population's training program…", spinner="dots"):

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import click
 
 from rl_cli import compile_cache, timings
-from rl_cli.errors import EXIT_HALTED, EXIT_USER_ERROR, RunHalted, RunStopped, UserError
+from rl_cli.errors import (
+    EXIT_HALTED,
+    EXIT_IO_ERROR,
+    EXIT_USER_ERROR,
+    RunHalted,
+    RunStopped,
+    Terminated,
+    UserError,
+    describe_os_error,
+)
 from rl_cli.inspection import COMMANDS
 from rl_cli.options import (
     checkpoint_options,
@@ -104,14 +114,20 @@ def resume(run_dir: Path, total_timesteps: int | None, watchdog_seconds: float |
     """Continue an `rl run` or `rl sweep` from its newest checkpoint, in the same directory:
     metrics and TensorBoard go on without duplicates, and the result is bitwise the one an
     uninterrupted run gives."""
-    from rl_cli.resume import check_processes, resume_request
-    from rl_cli.rundir import read_run_config
+    from rl_cli.resume import check_processes, resume_request, whole_chunks
+    from rl_cli.rundir import check_free, read_run_config
     from rl_cli.runner import execute
 
     run_dir = run_dir.resolve()  # `rl resume .` names the directory by its path
+    if run_dir.is_dir():
+        check_free(run_dir)  # before anything is read back or written
     record = read_run_config(run_dir, keys=()) if run_dir.is_dir() else {}
     start_distributed(coordinator, num_processes, process_id, distributed_auto)
     check_processes(record)
+    if total_timesteps is not None:
+        total_timesteps, note = whole_chunks(record, total_timesteps)
+        if note:
+            click.echo(note)
     if "sweep_request" in record:
         from rl_cli.sweep_runner import execute_sweep, resume_sweep_request
 
@@ -226,8 +242,24 @@ for _command in COMMANDS:  # eval, render, plot, envs, algos
     cli.add_command(_command)
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user mistakes become one line on stderr and exit code 2."""
+    own_signals = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM)
+    if own_signals:
+        signal.signal(signal.SIGTERM, _terminate)  # the training loop checkpoints on it instead
+    try:
+        _main(argv)
+    finally:
+        if own_signals:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         cli.main(args=argv, prog_name="rl", standalone_mode=False)
         timings.report()
@@ -247,9 +279,15 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         sys.stderr.write("rl: aborted\n" if isinstance(e, click.Abort) else "rl: interrupted\n")
         sys.exit(130)
+    except Terminated:
+        sys.stderr.write("rl: terminated\n")
+        sys.exit(143)
     except _user_errors() as e:
         sys.stderr.write(f"rl: error: {e}\n")
         sys.exit(EXIT_USER_ERROR)
+    except OSError as e:  # disk full, read-only, permissions: the system said no
+        sys.stderr.write(f"rl: error: {describe_os_error(e)}\n")
+        sys.exit(EXIT_IO_ERROR)
     except RunHalted as e:
         sys.stderr.write(f"rl: error: {e}\n")
         sys.exit(EXIT_HALTED)

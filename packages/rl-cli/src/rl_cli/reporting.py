@@ -12,7 +12,6 @@ import numpy as np
 from rich.console import Console
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     TextColumn,
     TimeElapsedColumn,
@@ -151,19 +150,23 @@ class ProgressView:
         starts there; steps/s counts this session's steps only)."""
         self.num_members = num_members
         self.steps_before = steps_before
+        # Fits 80 columns whole: steps and steps/s in engineering notation (`499k/500k`).
+        self.total = compact(total_steps)
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("steps  {task.fields[sps]:>9} steps/s  return {task.fields[ret]:>8}"),
+            BarColumn(bar_width=14),
+            TextColumn("{task.fields[steps]:>11} steps {task.fields[sps]:>5}/s "
+                       "return {task.fields[ret]:>6}"),
             TimeElapsedColumn(),
+            TextColumn("left"),
             TimeRemainingColumn(),
             console=console,
             disable=not enabled,
             transient=False,
         )
-        self.task = self.progress.add_task("training", total=total_steps, sps="-", ret="-",
-                                           completed=steps_before)
+        self.task = self.progress.add_task(
+            "training", total=total_steps, sps="-", ret="-", completed=steps_before,
+            steps=f"{compact(steps_before)}/{self.total}")
 
     def __enter__(self) -> ProgressView:
         self.progress.start()
@@ -175,7 +178,35 @@ class ProgressView:
     def update(self, steps_done: int, elapsed: float, mean_return: float) -> None:
         sps = (steps_done - self.steps_before) * self.num_members / max(elapsed, 1e-9)
         ret = f"{mean_return:.1f}" if math.isfinite(mean_return) else "-"
-        self.progress.update(self.task, completed=steps_done, sps=f"{sps:,.0f}", ret=ret)
+        self.progress.update(self.task, completed=steps_done, sps=compact(sps), ret=ret,
+                             steps=f"{compact(steps_done)}/{self.total}")
+
+
+def header(console: Console, *parts: str) -> None:
+    """Prints `parts` joined by " · ", breaking lines only between parts where the terminal is
+    narrower than the whole (a part longer than a line, such as a long path, gets its own)."""
+    from rich.text import Text
+
+    lines: list[list[str]] = [[]]
+    width = 0
+    for part in (p for p in parts if p):
+        size = Text.from_markup(part).cell_len
+        if lines[-1] and width + 3 + size > console.width:
+            lines.append([])
+            width = 0
+        width += size + (3 if lines[-1] else 0)
+        lines[-1].append(part)
+    for line in lines:
+        console.print(" · ".join(line), soft_wrap=True)
+
+
+def compact(n: float) -> str:
+    """`n` in at most 4 characters plus a unit: 512, 4.1k, 500k, 12.3M, 2.1G."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            v = n / scale
+            return f"{v:.1f}{unit}" if abs(v) < 10 else f"{v:.0f}{unit}"
+    return f"{n:.0f}"
 
 
 def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],

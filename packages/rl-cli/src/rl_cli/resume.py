@@ -79,6 +79,60 @@ def resume_point(run_dir: Path, algo: Any, keys: Any, hp: Any, info: dict[str, A
     return ResumePoint(state, header, path)
 
 
+# config.json's fields a resume may change, at any depth: the budget (`--total-timesteps`), where
+# the directory lies, the session's own settings, and the record of the machine and the sessions.
+FREE = frozenset({"command", "resumed", "devices", "jax_version", "process_count", "parallelism",
+                  "mesh_devices", "num_updates", "total_timesteps", "trained_timesteps",
+                  "progress", "watchdog_seconds", "logdir", "run_name"})
+
+
+def whole_chunks(record: dict[str, Any], total: int) -> tuple[int, str | None]:
+    """`total` environment steps per member rounded to the nearest whole number of the run's
+    chunks (a resumed run keeps its chunk length, so its updates must be a multiple of it), and
+    a line saying so when it moved; the record (config.json) says the steps per update and the
+    chunk length."""
+    spu = record.get("steps_per_update")
+    chunk = record.get("log_every_updates") or (record.get("sweep_request") or {}).get(
+        "log_every")
+    if not (isinstance(spu, int) and isinstance(chunk, int) and spu >= 1 and chunk >= 1):
+        return total, None
+    chunks = max(1, round(total / (spu * chunk)))
+    rounded = chunks * chunk * spu
+    if rounded == total:
+        return total, None
+    return rounded, (f"--total-timesteps {total:,} rounded to {rounded:,}: {chunks * chunk:,} "
+                     f"updates of {spu:,} steps, in whole chunks of the run's {chunk} updates")
+
+
+def comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """A config.json record without the fields a resume may change (`FREE`): what a
+    checkpoint's header keeps, so that `rl resume` notices an edited config.json."""
+    return {k: comparable(v) if isinstance(v, dict) else v for k, v in record.items()
+            if k not in FREE}
+
+
+def _changes(now: Any, then: Any, at: str = "") -> list[str]:
+    if isinstance(now, dict) and isinstance(then, dict):
+        return [c for k in sorted(set(now) | set(then), key=str)
+                for c in _changes(now.get(k), then.get(k), f"{at}.{k}" if at else str(k))]
+    return [] if now == then else [f"{at}: {then!r} -> {now!r}"]
+
+
+def check_unchanged(run_dir: Path, point: ResumePoint) -> None:
+    """A UserError naming the fields of config.json edited since the checkpoint was written:
+    `rl resume` rebuilds the run from the request it recorded and would silently undo them."""
+    then = point.header.get("record")
+    if not isinstance(then, dict):
+        return  # a checkpoint that records no config (written before it was kept)
+    changes = _changes(comparable(read_run_config(run_dir, keys=())), then)
+    if changes:
+        more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
+        raise UserError(f"'{run_dir}/config.json' was edited after its checkpoint was written "
+                        f"({'; '.join(changes[:3])}{more}): `rl resume` continues the run as "
+                        "recorded; restore the file, or start a new run with the settings you "
+                        "want (`rl run --set ...`)")
+
+
 def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
     """config.json's fields of a resumed run: the command that started it, and every resume."""
     old = read_run_config(run_dir, keys=())
@@ -90,5 +144,9 @@ def write_atomic(path: Path, text: str) -> None:
     """Writes `text` to `path` through a temporary file and a rename: readers see the old file
     or the new one, never half of one."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -19,7 +19,7 @@ from rl_cli.checkpointer import check_cadence, checkpointer_for
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable
 from rl_cli.plots import write_curves
-from rl_cli.reporting import RunLogger, summary_table
+from rl_cli.reporting import RunLogger, header, summary_table
 from rl_cli.request import (
     RunRequest,
     hparams_record,
@@ -28,8 +28,14 @@ from rl_cli.request import (
     prepare,
     request_record,
 )
-from rl_cli.resume import resume_point, resumed_record, write_atomic
-from rl_cli.session import new_run_dir, train_members
+from rl_cli.resume import (
+    check_unchanged,
+    comparable,
+    resume_point,
+    resumed_record,
+    write_atomic,
+)
+from rl_cli.session import claimed, new_run_dir, train_members
 from rl_cli.stats import final_returns, mean_ci95
 from rl_cli.watchdog import Watchdog
 from rl_core import FINAL_RETURN_DEFINITION
@@ -67,6 +73,7 @@ def execute(req: RunRequest, console: Console | None = None,
     point = None
     if resume_dir is not None:
         point = resume_point(resume_dir, algo, keys, hp, info, console)
+        check_unchanged(resume_dir, point)
     with console.status("checking that the members fit in memory…", spinner="dots"):
         est = check_capacity(algo, hp_one, chunk_len, n if mesh is None else
                              -(-n // int(mesh.devices.size)))
@@ -79,7 +86,7 @@ def execute(req: RunRequest, console: Console | None = None,
         "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
         "hparams": hparams_record(prep.spec, prep.hparams, req.meta_params),
-        "num_updates": algo.num_updates,
+        "num_updates": algo.num_updates, "trained_timesteps": total_steps,
         "steps_per_update": algo.steps_per_update, "log_every_updates": chunk_len,
         "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
         "process_count": jax.process_count(),
@@ -90,85 +97,89 @@ def execute(req: RunRequest, console: Console | None = None,
     run_dir = None
     if main:
         run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)
-        if point is not None:
-            config_record.update(resumed_record(run_dir, point))
-        write_atomic(run_dir / "config.json", json.dumps(config_record, indent=2))
-    done = 0 if point is None else point.updates_done
-    console.print(f"[bold]{req.algo}[/] on [bold]{req.env}[/] · {n} seed(s) · "
-                  f"{total_steps:,} steps each · preset {prep.preset or 'none'} · "
-                  f"{config_record['parallelism']} · run dir {run_dir}"
-                  + (f" · resuming at update {done}/{algo.num_updates}" if point else ""))
+    with claimed(run_dir, fresh=point is None):
+        if run_dir is not None:
+            if point is not None:
+                config_record.update(resumed_record(run_dir, point))
+            write_atomic(run_dir / "config.json", json.dumps(config_record, indent=2))
+        done = 0 if point is None else point.updates_done
+        header(console,
+            f"[bold]{req.algo}[/] on [bold]{req.env}[/]", f"{n} seed(s)",
+            f"{total_steps:,} steps each", f"preset {prep.preset or 'none'}",
+            config_record["parallelism"], f"run dir {run_dir}",
+            f"resuming at update {done}/{algo.num_updates}" if point else "")
 
-    timings.mark("members, capacity check, config.json")
-    logger = None
-    if run_dir is not None:
-        logger = RunLogger(run_dir, names, algo.steps_per_update,
-                           resume_at=None if point is None else done,
-                           elapsed_offset=0.0 if point is None else point.elapsed)
-    health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
-    evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
-    ckpt = checkpointer_for(run_dir, info, req.checkpoint_every, req.checkpoint_minutes,
-                            req.eval_every, evaluator, warn=console.print)
-    timings.mark("TensorBoard writer, metrics.jsonl open")
-    after = AfterTraining(plots=run_dir is not None, evaluation=(
-        prep.env, algo, keys, hp, req.eval_episodes, req.seed)
-        if req.eval_episodes and main else None)
-    with Watchdog(req.watchdog_seconds) as dog, after:
-        try:
-            trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
-                                    logger=logger, dog=dog, health=health, checkpointer=ckpt,
-                                    progress=req.progress, run_dir=run_dir, start=point,
-                                    on_compiled=after.start)
-        except NonFiniteHalt as halt:
-            _record_halt(run_dir, logger, req, n, seeds, health, halt)
-            raise
-        result, run_seconds = trained.result, trained.run_seconds
-        dog.beat("saving results")
-        agents = final_agents(algo, result.state)
-        timings.mark("final agents")
-        after.join()
-        timings.mark("waiting for the background preparation")
-        if logger is not None and run_dir is not None:
-            logger.close()
-            timings.mark("TensorBoard writer, metrics.jsonl close")
-            save_agents(run_dir / "params.eqx", agents)
-            timings.mark("params.eqx")
-            write_curves(run_dir)
-            timings.mark("curves.png")
-        greedy = None
-        if req.eval_episodes and main:
-            dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
-            greedy = final_evaluation(prep.env, algo.policy, agents, req.eval_episodes, req.seed,
-                                      compiled=after.play)
-            timings.mark("final greedy evaluation")
+        timings.mark("members, capacity check, config.json")
+        logger = None
+        if run_dir is not None:
+            logger = RunLogger(run_dir, names, algo.steps_per_update,
+                               resume_at=None if point is None else done,
+                               elapsed_offset=0.0 if point is None else point.elapsed)
+        health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
+        evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
+        ckpt = checkpointer_for(run_dir, {**info, "record": comparable(config_record)},
+                                req.checkpoint_every, req.checkpoint_minutes,
+                                req.eval_every, evaluator, warn=console.print)
+        timings.mark("TensorBoard writer, metrics.jsonl open")
+        after = AfterTraining(plots=run_dir is not None, evaluation=(
+            prep.env, algo, keys, hp, req.eval_episodes, req.seed)
+            if req.eval_episodes and main else None)
+        with Watchdog(req.watchdog_seconds) as dog, after:
+            try:
+                trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
+                                        logger=logger, dog=dog, health=health, checkpointer=ckpt,
+                                        progress=req.progress, run_dir=run_dir, start=point,
+                                        on_compiled=after.start)
+            except NonFiniteHalt as halt:
+                _record_halt(run_dir, logger, req, n, seeds, health, halt)
+                raise
+            result, run_seconds = trained.result, trained.run_seconds
+            dog.beat("saving results")
+            agents = final_agents(algo, result.state)
+            timings.mark("final agents")
+            after.join()
+            timings.mark("waiting for the background preparation")
+            if logger is not None and run_dir is not None:
+                logger.close()
+                timings.mark("TensorBoard writer, metrics.jsonl close")
+                save_agents(run_dir / "params.eqx", agents)
+                timings.mark("params.eqx")
+                write_curves(run_dir)
+                timings.mark("curves.png")
+            greedy = None
+            if req.eval_episodes and main:
+                dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
+                greedy = final_evaluation(prep.env, algo.policy, agents, req.eval_episodes,
+                                          req.seed, compiled=after.play)
+                timings.mark("final greedy evaluation")
 
-    finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
-                           np.asarray(result.metrics["episode_count"]))
-    mean, ci = mean_ci95(finals)
-    summary = {
-        "algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
-        "final_return_per_member": [None if not np.isfinite(r) else float(r) for r in finals],
-        "final_return_mean": None if not np.isfinite(mean) else mean,
-        "final_return_ci95": None if not np.isfinite(ci) else ci,
-        "final_return_definition": FINAL_RETURN_DEFINITION,
-        **(greedy or {}),
-        "total_timesteps": total_steps,
-        "compile_seconds": trained.compile_seconds,
-        "run_seconds": run_seconds,
-        "steps_per_second": n * (total_steps - done * algo.steps_per_update)
-        / max(run_seconds, 1e-9),
-        **({"resumed_from_update": done} if point is not None else {}),
-        "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
-        "run_dir": str(run_dir),
-        **health.summary(),
-    }
-    if run_dir is not None:
-        write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
-    timings.mark("summary.json")
-    console.print(summary_table(names, finals, summary,
-                                {n: h.status for n, h in health.flagged()}))
-    timings.mark("summary table")
-    return summary
+        finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
+                               np.asarray(result.metrics["episode_count"]))
+        mean, ci = mean_ci95(finals)
+        summary = {
+            "algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
+            "final_return_per_member": [None if not np.isfinite(r) else float(r) for r in finals],
+            "final_return_mean": None if not np.isfinite(mean) else mean,
+            "final_return_ci95": None if not np.isfinite(ci) else ci,
+            "final_return_definition": FINAL_RETURN_DEFINITION,
+            **(greedy or {}),
+            "total_timesteps": total_steps,
+            "compile_seconds": trained.compile_seconds,
+            "run_seconds": run_seconds,
+            "steps_per_second": n * (total_steps - done * algo.steps_per_update)
+            / max(run_seconds, 1e-9),
+            **({"resumed_from_update": done} if point is not None else {}),
+            "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
+            "run_dir": str(run_dir),
+            **health.summary(),
+        }
+        if run_dir is not None:
+            write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+        timings.mark("summary.json")
+        console.print(summary_table(names, finals, summary,
+                                    {n: h.status for n, h in health.flagged()}))
+        timings.mark("summary table")
+        return summary
 
 
 def _record_halt(run_dir: Path | None, logger: Any, req: RunRequest, n: int, seeds: list[int],

@@ -5,10 +5,14 @@ itself with its checkpoints (`train_members`)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import shutil
+import signal
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -16,8 +20,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rl_cli import timings
-from rl_cli.errors import UserError
+from rl_cli.errors import RunStopped, Terminated, UserError
 from rl_cli.reporting import summarise_chunk
+from rl_cli.rundir import RunLock
 from rl_cli.startup import resume_gc
 
 MAX_NAME_LENGTH = 200  # leaves room for the `-N` suffix within the usual 255-byte file names
@@ -106,6 +111,32 @@ def new_run_dir(logdir: Path, stem: str, run_name: str | None = None) -> Path:
         raise UserError(f"cannot create the run directory '{path}' ({e.strerror}); pass a "
                         "--logdir you can write to") from None
     return path
+
+
+@contextlib.contextmanager
+def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
+    """Holds `run_dir`'s lock (`rundir.RunLock`) while a command trains in it (None: a process
+    that writes nothing). A fresh directory that Ctrl-C or SIGTERM stops before it holds a
+    checkpoint or parameters is removed, and the stop says so: there is nothing to resume."""
+    if run_dir is None:
+        yield
+        return
+    with RunLock(run_dir):
+        try:
+            yield
+        except (KeyboardInterrupt, Terminated) as stop:
+            if threading.current_thread() is threading.main_thread():
+                for sig in (signal.SIGINT, signal.SIGTERM):  # a copy must not cut the clean-up
+                    signal.signal(sig, signal.SIG_IGN)
+            kept = any((run_dir / "checkpoints").glob("*.ckpt")) or \
+                (run_dir / "params.eqx").exists()
+            if not fresh or kept:
+                raise
+            shutil.rmtree(run_dir, ignore_errors=True)
+            name, code = ("SIGINT", 130) if isinstance(stop, KeyboardInterrupt) else \
+                ("SIGTERM", 143)
+            raise RunStopped(f"stopped by {name} before the first checkpoint: nothing to "
+                             f"resume ({run_dir} removed)", code) from None
 
 
 def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = None,

@@ -55,9 +55,15 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     from rl_cli.checkpointer import check_cadence, checkpointer_for
     from rl_cli.health import HealthMonitor
     from rl_cli.overrides import as_jsonable
-    from rl_cli.reporting import SweepLogger, ranking_table
-    from rl_cli.resume import resume_point, resumed_record, write_atomic
-    from rl_cli.session import check_output, new_run_dir, train_members
+    from rl_cli.reporting import SweepLogger, header, ranking_table
+    from rl_cli.resume import (
+        check_unchanged,
+        comparable,
+        resume_point,
+        resumed_record,
+        write_atomic,
+    )
+    from rl_cli.session import check_output, claimed, new_run_dir, train_members
     from rl_cli.watchdog import Watchdog
     from rl_core import chunk_length, is_main_process
 
@@ -75,79 +81,88 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
             "num_updates": algo.num_updates}
     point = None if resume_dir is None else resume_point(resume_dir, algo, keys, hp, info,
                                                          console)
+    if resume_dir is not None and point is not None:
+        check_unchanged(resume_dir, point)
     done = 0 if point is None else point.updates_done
     run_dir = None
     if main:
         run_dir = resume_dir or new_run_dir(logdir, f"sweep-{req.algo}-{req.env}", run_name)
-        record = {
-            "algo": req.algo, "env": req.env, "env_kwargs": plan.prepared.env_kwargs,
-            "preset": plan.prepared.preset, "grid": req.grid,
-            "sample": {k: s._asdict() for k, s in req.sample.items()},
-            "num_samples": req.num_samples, "num_seeds": req.num_seeds, "seed": req.seed,
-            "num_points": len(plan.points), "num_members": n,
-            "config": as_jsonable(plan.prepared.config),
-            "points": [as_jsonable(p) for p in plan.points],
-            "num_updates": algo.num_updates, "steps_per_update": algo.steps_per_update,
-            "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
-            "process_count": jax.process_count(),
-            "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
-            "command": sys.argv,
-            "sweep_request": {**{k: getattr(req, k) for k in SweepRequest.__dataclass_fields__},
-                              "sample": {k: s._asdict() for k, s in req.sample.items()},
-                              "log_every": chunk_len, "watchdog_seconds": watchdog_seconds,
-                              "checkpoint_every": checkpoint_every,
-                              "checkpoint_minutes": checkpoint_minutes},
+    with claimed(run_dir, fresh=point is None):
+        if run_dir is not None:
+            record = {
+                "algo": req.algo, "env": req.env, "env_kwargs": plan.prepared.env_kwargs,
+                "preset": plan.prepared.preset, "grid": req.grid,
+                "sample": {k: s._asdict() for k, s in req.sample.items()},
+                "num_samples": req.num_samples, "num_seeds": req.num_seeds, "seed": req.seed,
+                "num_points": len(plan.points), "num_members": n,
+                "config": as_jsonable(plan.prepared.config),
+                "points": [as_jsonable(p) for p in plan.points],
+                "num_updates": algo.num_updates, "steps_per_update": algo.steps_per_update,
+                "trained_timesteps": total_steps,
+                "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
+                "process_count": jax.process_count(),
+                "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
+                "command": sys.argv,
+                "sweep_request": {**{k: getattr(req, k)
+                                     for k in SweepRequest.__dataclass_fields__},
+                                  "sample": {k: s._asdict() for k, s in req.sample.items()},
+                                  "log_every": chunk_len, "watchdog_seconds": watchdog_seconds,
+                                  "checkpoint_every": checkpoint_every,
+                                  "checkpoint_minutes": checkpoint_minutes},
+            }
+            if point is not None:
+                record.update(resumed_record(run_dir, point))
+            write_atomic(run_dir / "config.json", json.dumps(record, indent=2))
+        mesh_note = "1 device" if plan.mesh is None else \
+            f"members sharded over {plan.mesh.devices.size} devices"
+        header(console,
+            f"[bold]sweep[/] {req.algo} on [bold]{req.env}[/]",
+            f"{len(plan.points)} point(s) x {req.num_seeds} seed(s) = {n} members in one program",
+            f"{total_steps:,} steps each", mesh_note, f"run dir {run_dir}",
+            f"resuming at update {done}/{algo.num_updates}" if point else "")
+        logger = None
+        if run_dir is not None:
+            hp_rows = [{k: float(v) for k, v in plan.points[m.point]._asdict().items()}
+                       for m in plan.members]
+            logger = SweepLogger(run_dir, plan.members, hp_rows, algo.steps_per_update,
+                                 resume_at=None if point is None else done,
+                                 elapsed_offset=0.0 if point is None else point.elapsed)
+        health = HealthMonitor([m.name for m in plan.members])
+        ckpt = checkpointer_for(run_dir, {**info, "record": comparable(record)}
+                                if run_dir is not None else info, checkpoint_every,
+                                checkpoint_minutes,
+                                warn=console.print)
+        with Watchdog(watchdog_seconds) as dog:
+            trained = train_members(algo, keys, hp, chunk_len, plan.mesh, console=console,
+                                    logger=logger, dog=dog, health=health, checkpointer=ckpt,
+                                    progress=progress, run_dir=run_dir, start=point,
+                                    what="sweep program")
+            dog.beat("saving results")
+        result = sweep_result(plan, trained.result, trained.compile_seconds, trained.run_seconds)
+        summary = {
+            "algo": req.algo, "env": req.env, "num_points": len(plan.points), "num_members": n,
+            "swept": plan.swept,
+            "ranking": [{"rank": r.rank, "point": r.point, "hparams": r.hparams,
+                         "final_return_mean": finite_or_none(r.mean),
+                         "final_return_ci95": finite_or_none(r.ci95),
+                         "num_seeds": r.num_seeds} for r in result.ranking],
+            "final_return_definition": FINAL_RETURN_DEFINITION,
+            "total_timesteps": total_steps,
+            "compile_seconds": result.compile_seconds,
+            "run_seconds": result.run_seconds,
+            "steps_per_second": n * (total_steps - done * algo.steps_per_update)
+            / max(result.run_seconds, 1e-9),
+            **({"resumed_from_update": done} if point is not None else {}),
+            "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
+            "run_dir": str(run_dir),
+            **health.summary(),
         }
-        if point is not None:
-            record.update(resumed_record(run_dir, point))
-        write_atomic(run_dir / "config.json", json.dumps(record, indent=2))
-    mesh_note = "1 device" if plan.mesh is None else \
-        f"members sharded over {plan.mesh.devices.size} devices"
-    console.print(f"[bold]sweep[/] {req.algo} on [bold]{req.env}[/] · {len(plan.points)} "
-                  f"point(s) x {req.num_seeds} seed(s) = {n} members in one program · "
-                  f"{total_steps:,} steps each · {mesh_note} · run dir {run_dir}"
-                  + (f" · resuming at update {done}/{algo.num_updates}" if point else ""))
-    logger = None
-    if run_dir is not None:
-        hp_rows = [{k: float(v) for k, v in plan.points[m.point]._asdict().items()}
-                   for m in plan.members]
-        logger = SweepLogger(run_dir, plan.members, hp_rows, algo.steps_per_update,
-                             resume_at=None if point is None else done,
-                             elapsed_offset=0.0 if point is None else point.elapsed)
-    health = HealthMonitor([m.name for m in plan.members])
-    ckpt = checkpointer_for(run_dir, info, checkpoint_every, checkpoint_minutes,
-                            warn=console.print)
-    with Watchdog(watchdog_seconds) as dog:
-        trained = train_members(algo, keys, hp, chunk_len, plan.mesh, console=console,
-                                logger=logger, dog=dog, health=health, checkpointer=ckpt,
-                                progress=progress, run_dir=run_dir, start=point,
-                                what="sweep program")
-        dog.beat("saving results")
-    result = sweep_result(plan, trained.result, trained.compile_seconds, trained.run_seconds)
-    summary = {
-        "algo": req.algo, "env": req.env, "num_points": len(plan.points), "num_members": n,
-        "swept": plan.swept,
-        "ranking": [{"rank": r.rank, "point": r.point, "hparams": r.hparams,
-                     "final_return_mean": finite_or_none(r.mean),
-                     "final_return_ci95": finite_or_none(r.ci95),
-                     "num_seeds": r.num_seeds} for r in result.ranking],
-        "final_return_definition": FINAL_RETURN_DEFINITION,
-        "total_timesteps": total_steps,
-        "compile_seconds": result.compile_seconds,
-        "run_seconds": result.run_seconds,
-        "steps_per_second": n * (total_steps - done * algo.steps_per_update)
-        / max(result.run_seconds, 1e-9),
-        **({"resumed_from_update": done} if point is not None else {}),
-        "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
-        "run_dir": str(run_dir),
-        **health.summary(),
-    }
-    if logger is not None and run_dir is not None:
-        logger.close(result.final_returns)
-        write_csv(run_dir / "sweep.csv", result)
-        write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
-    console.print(ranking_table(result, summary))
-    return summary
+        if logger is not None and run_dir is not None:
+            logger.close(result.final_returns)
+            write_csv(run_dir / "sweep.csv", result)
+            write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+        console.print(ranking_table(result, summary))
+        return summary
 
 
 def resume_sweep_request(run_dir: Path, record: dict[str, Any],

@@ -9,6 +9,7 @@ raises `MissingBackendError` naming the extra to install.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rl_envs._registry import (
@@ -37,6 +38,9 @@ def make(env_id: str, **kwargs: Any) -> Any:
     if not backend_installed(prefix):
         raise MissingBackendError(missing_extra_message(prefix))
     keep = kwargs.pop(OBS_KEEP, None)
+    for key, value in kwargs.items():  # every backend: no NaN or infinity reaches a simulator
+        if isinstance(value, float) and not math.isfinite(value):
+            raise EnvError(f"{env_id}: {key} must be a finite number, got {value!r}")
     try:
         env = adapter_module(prefix).make(name, **kwargs)
     except TypeError as e:  # a parameter the environment does not take

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import sys
 import types
 from collections.abc import Iterator, Sequence
@@ -159,6 +160,34 @@ def _import_gymnax() -> types.ModuleType:
     return gymnax
 
 
+def _checked(name: str, default: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` checked against the types of gymnax's defaults before anything traces them: an
+    integer where the default is one (at least 1 where the default is: a length or a count), a
+    finite number where it is a float; an EnvError names the parameter, its default and what
+    was given."""
+    out = {}
+    for key, value in params.items():
+        was = getattr(default, key)
+        fix = f"gymnax/{name}: {key} (default {was!r})"
+        if isinstance(was, bool) or not isinstance(was, int | float):
+            out[key] = value  # arrays and flags: gymnax's own business
+            continue
+        number = isinstance(value, int | float | np.integer | np.floating) and \
+            not isinstance(value, bool)
+        if isinstance(was, int):
+            if not number or float(value) != int(value):
+                raise EnvError(f"{fix} must be an integer, got {value!r}")
+            low = 1 if was >= 1 else 0
+            if int(value) < low:
+                raise EnvError(f"{fix} must be >= {low}, got {value!r}")
+            out[key] = int(value)
+        else:
+            if not number or not math.isfinite(float(value)):
+                raise EnvError(f"{fix} must be a finite number, got {value!r}")
+            out[key] = float(value)
+    return out
+
+
 class GymnaxEnv:
     """One gymnax environment with fixed `EnvParams` (keyword overrides at construction)."""
 
@@ -175,7 +204,7 @@ class GymnaxEnv:
                 f"gymnax/{name} has no parameter {', '.join(map(repr, unknown))}; "
                 f"it accepts: {', '.join(sorted(fields)) or 'none'}."
             )
-        self.params = default.replace(**params) if params else default
+        self.params = default.replace(**_checked(name, default, params)) if params else default
         obs_shape = jax.eval_shape(lambda k: self._env.reset_env(k, self.params)[0],
                                    jax.random.PRNGKey(0)).shape
         self.observation_space = _observation_space(

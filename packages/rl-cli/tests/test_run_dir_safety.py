@@ -1,0 +1,105 @@
+"""A run directory has one trainer at a time, and a run stopped before it saved anything leaves
+nothing that looks resumable. As a user meets it: a second `rl resume` of a directory another
+process trains in is refused with the holder's pid (and `rl eval`/`rl render` refuse agents that
+are not final); a lock left by a SIGKILLed process is taken over; SIGTERM or Ctrl-C (to the
+process group of `uv run`, as a terminal sends it) while the program compiles ends in one line
+and removes the fresh directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import pytest
+from cli_helpers import run_cli
+
+from rl_cli.rundir import RunLock, in_use
+
+REPO = Path(__file__).parents[3]
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"algo": "ppo", "env": "gymnax/CartPole-v1",
+                                                 "config": {}, "seeds": [0]}))
+    (run / "params.eqx").write_bytes(b"")
+    return run
+
+
+@pytest.mark.parametrize("command, hint", [
+    (["resume"], "is in use by another rl process (pid {pid})"),
+    (["eval"], "is still training (pid {pid})"),
+    (["render"], "is still training (pid {pid})"),
+])
+def test_a_directory_being_trained_is_refused(command, hint, tmp_path, capsys) -> None:
+    run = _run_dir(tmp_path)
+    with RunLock(run):
+        before = {p.name: p.read_bytes() for p in run.iterdir()}
+        code, _, err = run_cli([*command, str(run)], capsys)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and hint.format(pid=os.getpid()) in lines[0], err
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # nothing written
+
+
+def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path) -> None:
+    run = _run_dir(tmp_path)
+    code = ("import sys, time; from pathlib import Path; from rl_cli.rundir import RunLock\n"
+            "with RunLock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(600)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(run)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert in_use(run) == str(holder.pid)
+        with pytest.raises(Exception, match=f"pid {holder.pid}"), RunLock(run):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    assert in_use(run) is None
+    with RunLock(run):
+        assert in_use(run) == str(os.getpid())
+
+
+def _uv() -> str:
+    uv = os.environ.get("UV") or shutil.which("uv")
+    assert uv, "uv is not on PATH: the README's commands need it"
+    return uv
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_signal_while_compiling_leaves_nothing_to_resume(how, tmp_path) -> None:
+    """The program is compiled without the persistent cache (seconds for MinAtar PPO), and the
+    signal comes as soon as config.json exists: before any checkpoint."""
+    run = tmp_path / "run"
+    env = {**os.environ, "RL_COMPILE_CACHE_DIR": jax.config.jax_compilation_cache_dir or ""}
+    proc = subprocess.Popen(
+        [_uv(), "run", "rl", "--no-compile-cache", "run", "--algo", "ppo", "--env",
+         "gymnax/Breakout-MinAtar", "--total-timesteps", "200000", "--logdir", str(tmp_path),
+         "--run-name", "run", "--no-progress"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, cwd=REPO)
+    deadline = time.monotonic() + 300
+    while not (run / "config.json").exists() and proc.poll() is None:
+        assert time.monotonic() < deadline, "no config.json in 300 s"
+        time.sleep(0.01)
+    time.sleep(0.2)
+    if how == "SIGTERM":
+        os.kill(proc.pid, signal.SIGTERM)  # uv forwards it to rl
+    else:
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: uv and rl both get it
+    out, err = proc.communicate(timeout=300)
+    expected = {"SIGTERM": (143, "stopped by SIGTERM"), "Ctrl-C": (130, "stopped by SIGINT")}
+    assert proc.returncode == expected[how][0], out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and expected[how][1] in lines[0], err
+    assert "before the first checkpoint: nothing to resume" in lines[0], err
+    assert not run.exists()
