@@ -125,6 +125,41 @@ def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None
     assert not (tmp_path / "bad").exists()
 
 
+def test_data_parallel_run_resumes_bitwise(tmp_path: Path) -> None:
+    """`rl run --data-parallel` over 4 devices interrupted (SIGINT) after a checkpoint, then
+    `rl resume`: the same parameters, byte for byte, and the same final returns as the run that
+    was never interrupted."""
+    import signal
+    import time
+
+    env = {**subprocess_env(4), "RL_COMPILE_CACHE": "0"}
+    argv = [RL, "run", "--algo", "ppo", "--env", "gymnax/CartPole-v1", "--data-parallel",
+            "--num-seeds", "2", "--total-timesteps", "8192", "--set", "num_steps=16",
+            "--set", "num_minibatches=2", "--log-every", "8", "--checkpoint-every", "8",
+            "--eval-episodes", "2", "--no-progress", "--logdir", str(tmp_path)]
+    ref = subprocess.run([*argv, "--run-name", "ref"], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert ref.returncode == 0, ref.stderr[-3000:]
+    run = tmp_path / "cut"
+    proc = subprocess.Popen([*argv, "--run-name", "cut"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 300
+    while not list((run / "checkpoints").glob("updates-000000016.ckpt")) and \
+            proc.poll() is None:
+        assert time.monotonic() < deadline, "no checkpoint at update 16 in 300 s"
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, out + err
+    resumed = subprocess.run([RL, "resume", str(run), "--no-progress"], capture_output=True,
+                             text=True, timeout=600, env=env)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert (run / "params.eqx").read_bytes() == (tmp_path / "ref" / "params.eqx").read_bytes()
+    a, b = (json.loads((d / "summary.json").read_text()) for d in (run, tmp_path / "ref"))
+    assert a["final_return_per_member"] == b["final_return_per_member"]
+    assert a["resumed_from_update"] >= 16
+
+
 INIT_MANY = """
 import jax, jax.numpy as jnp
 import rl_envs

@@ -208,6 +208,7 @@ CASES: dict[str, Case] = {
     "run-name empty": Case(["run", *CART, "--run-name", ""], "empty"),
     "run-name blank": Case(["run", *CART, "--run-name", "   "], "empty"),
     "run-name control character": Case(["run", *CART, "--run-name", "a\nb"], "control"),
+    "run-name line separator": Case(["run", *CART, "--run-name", "a\u2028b"], "line-break"),
     "run-name too long": Case(["run", *CART, "--run-name", "n" * 300], "bytes long"),
     # rl sweep
     "sweep run-name escapes": Case(["sweep", *CART, "--grid", "lr=1e-3,1e-4", "--run-name",
@@ -371,7 +372,7 @@ def errors_table(messages: dict[str, str]) -> str:
 
 
 def _quote(a: str) -> str:
-    a = a.replace("\n", "\\n")
+    a = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in a)
     return a if a and " " not in a else f"'{a}'"
 
 

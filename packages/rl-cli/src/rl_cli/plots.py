@@ -92,7 +92,7 @@ def _save(fig: Any, out: Path) -> None:
     """Writes the figure atomically (a temporary file renamed over `out`)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    fig.savefig(tmp, dpi=110, format=out.suffix.lstrip(".") or "png")
+    fig.savefig(tmp, dpi=110, format=out.suffix.lstrip(".") or "png", bbox_inches="tight")
     tmp.replace(out)
 
 
@@ -119,13 +119,14 @@ def draw_run(ax: Any, curves: Curves, label: str | None = None, members: bool = 
                 color=line.get_color(), label=f"{line.get_label()}: greedy evaluation")
 
 
-def _decorate(ax: Any, title: str) -> None:
+def _decorate(ax: Any, title: str, legend: bool = True) -> None:
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("environment steps per member")
     ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
     ax.set_ylabel("episode return (episodes ending in the chunk)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if legend:
+        ax.legend(fontsize=7)
 
 
 def title_of(curves: Curves) -> str:
@@ -186,14 +187,32 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
                         "per run or none")
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UserError(f"--out {out}: the picture's name must end in .png, .svg or .pdf")
-    import matplotlib
+    import textwrap
 
-    fig, ax = _figure((7, 4.2))
-    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
-        draw_run(ax, curves, label, members, colors[i % len(colors)], evaluation)
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    # One panel per environment (returns of different tasks share no scale), every run in its
+    # colour throughout, one legend under the panels, each label wrapped to the figure's width.
     envs = sorted({str(c.config.get("env")) for c in runs})
-    _decorate(ax, ", ".join(envs) + ": mean over members, 95% band")
+    fig = Figure(figsize=(max(7.0, 5.0 * len(envs)), 4.2))
+    FigureCanvasAgg(fig)
+    axes = dict(zip(envs, fig.subplots(1, len(envs), squeeze=False)[0], strict=True))
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    width = int(14 * fig.get_figwidth())  # characters of a 7-point label across the figure
+    for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
+        draw_run(axes[str(curves.config.get("env"))], curves, textwrap.fill(label, width),
+                 members, colors[i % len(colors)], evaluation)
+    for env, ax in axes.items():
+        _decorate(ax, f"{env}: mean over members, 95% band", legend=False)
+    handles, names = [], []
+    for ax in axes.values():
+        for h, n in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.append(h)
+            names.append(n)
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=7,
+               ncols=1, frameon=False)
     fig.tight_layout()
     _save(fig, out)
     return out

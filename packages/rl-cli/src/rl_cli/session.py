@@ -12,6 +12,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -43,8 +44,9 @@ def check_run_name(run_name: str | None) -> None:
     if ".." in run_name or run_name == ".":
         raise UserError(f"--run-name '{run_name}' contains '..' or is '.', which would leave "
                         f"--logdir; {fix}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in run_name):
-        raise UserError(f"--run-name {run_name!r} contains control characters; {fix}")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in run_name):
+        raise UserError(f"--run-name {run_name!r} contains control or line-break characters; "
+                        f"{fix}")
     if len(run_name.encode()) > MAX_NAME_LENGTH:
         raise UserError(f"--run-name is {len(run_name.encode())} bytes long, more than "
                         f"{MAX_NAME_LENGTH}; {fix}")
