@@ -66,9 +66,13 @@ def render_(run_dir: Path, out: Path | None, member: int, seed: int, stochastic:
             max_steps: int, opponent: str | None) -> None:
     """Watch a trained agent: one episode of a member, drawn by the environment library's own
     renderer."""
+    from rich.console import Console
+
     from rl_cli.render import render
 
-    res = render(run_dir, out, member, seed, stochastic, max_steps, opponent=opponent)
+    with Console(stderr=True).status("loading the run…", spinner="dots") as status:
+        res = render(run_dir, out, member, seed, stochastic, max_steps, opponent=opponent,
+                     on_phase=lambda text: status.update(text + "…"))
     ended = "ended" if res.finished else f"still running after {res.length} steps"
     click.echo(f"wrote {res.path}: {res.member}, return {res.episode_return:.2f} over "
                f"{res.length} steps (episode {ended}), {res.seconds:.1f} s")

@@ -10,6 +10,7 @@ The member acts through its algorithm's `make_policy` (greedy unless `stochastic
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -62,9 +63,13 @@ def episode_fn(env: Any, policy: Any, max_steps: int, deterministic: bool) -> An
 
 def render(run_dir: str | Path, out: Path | None = None, member: int = 0, seed: int = 0,
            stochastic: bool = False, max_steps: int = 1000, env_id: str | None = None,
-           opponent: str | None = None) -> RenderResult:
+           opponent: str | None = None,
+           on_phase: Callable[[str], None] | None = None) -> RenderResult:
     """Plays one episode of member `member` and writes the environment's rendering of it to
-    `out` (default `RUN_DIR/render-<member><suffix>`; the suffix is the renderer's)."""
+    `out` (default `RUN_DIR/render-<member><suffix>`; the suffix is the renderer's).
+    `on_phase(text)` hears what it is doing (playing, then drawing N frames) for a status
+    line."""
+    say = on_phase or (lambda text: None)
     import jax
 
     if max_steps < 1:
@@ -82,6 +87,7 @@ def render(run_dir: str | Path, out: Path | None = None, member: int = 0, seed: 
         raise UserError(f"--out {out}: {run.env_id} renders to a {suffix} file; name it "
                         f"'*{suffix}'")
     t0 = time.perf_counter()
+    say(f"playing an episode of {run.members[member]} (at most {max_steps:,} steps)")
     play = jax.jit(episode_fn(run.env, run.policy, max_steps, not stochastic))
     states, rewards, done = play(run.member(member), jax.random.PRNGKey(seed))
     done = np.asarray(done)
@@ -89,6 +95,7 @@ def render(run_dir: str | Path, out: Path | None = None, member: int = 0, seed: 
     length = int(np.argmax(done)) + 1 if finished else max_steps
     states = jax.device_get(states)
     frames = [jax.tree.map(lambda x, t=t: x[t], states) for t in range(length + 1)]
+    say(f"drawing {len(frames):,} frames into {out.name}")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.tmp{suffix}")
     try:

@@ -202,7 +202,13 @@ class JumanjiEnv:
     render_suffix = ".gif"
 
     def render_episode(self, states: Sequence[Any], path: str) -> None:
-        """An animated GIF of one episode with the environment's own `animate` (matplotlib)."""
+        """An animated GIF of one episode: Snake's frames drawn as arrays (a 1,000-step episode
+        in about a second, where matplotlib's animation takes a minute), every other task with
+        the environment's own `animate` (matplotlib)."""
+        if self.name == "Snake-v1":
+            from rl_envs._frames import save_gif
+
+            return save_gif(snake_frames(states), path, fps=7)
         import matplotlib
 
         matplotlib.use("Agg")
@@ -260,3 +266,25 @@ def make(name: str, flatten: bool = True, **kwargs: Any) -> Any:
     dict observation; `env.unflatten(obs)` recovers it from the flat vector)."""
     env = JumanjiEnv(name, **kwargs)
     return FlattenStructuredObservation(env) if flatten else env
+
+
+def snake_frames(states: Sequence[Any], cell: int = 20) -> list[Any]:
+    """Snake frames `[H, W, 3]` uint8, `cell` pixels a square: the board dark, the body green
+    from tail (dim) to head (bright, outlined), the fruit red, a faint grid."""
+    frames = []
+    for state in states:
+        body_state = np.asarray(state.body_state)  # 0 empty, else 1 (tail) .. length (head)
+        rows, cols = body_state.shape
+        shade = body_state / max(int(body_state.max()), 1)
+        rgb = np.zeros((rows, cols, 3), np.float32) + np.array([28, 30, 34], np.float32)
+        body = body_state > 0
+        rgb[body] = np.array([40, 110, 50]) + shade[body, None] * np.array([50, 130, 60])
+        fruit = (int(state.fruit_position.row), int(state.fruit_position.col))
+        rgb[fruit] = (220, 50, 47)
+        image = np.kron(rgb, np.ones((cell, cell, 1))).astype(np.uint8)
+        image[::cell, :] = image[:, ::cell] = (45, 48, 54)  # the grid
+        r, c = int(state.head_position.row) * cell, int(state.head_position.col) * cell
+        image[r:r + cell, c:c + 2] = image[r:r + cell, c + cell - 2:c + cell] = (240, 240, 240)
+        image[r:r + 2, c:c + cell] = image[r + cell - 2:r + cell, c:c + cell] = (240, 240, 240)
+        frames.append(image)
+    return frames
