@@ -160,6 +160,9 @@ def _import_gymnax() -> types.ModuleType:
     return gymnax
 
 
+INT32_MAX = 2**31 - 1
+
+
 def _checked(name: str, default: Any, params: dict[str, Any]) -> dict[str, Any]:
     """`params` checked against the types of gymnax's defaults before anything traces them: an
     integer where the default is one (at least 1 where the default is: a length or a count), a
@@ -178,8 +181,8 @@ def _checked(name: str, default: Any, params: dict[str, Any]) -> dict[str, Any]:
             if not number or float(value) != int(value):
                 raise EnvError(f"{fix} must be an integer, got {value!r}")
             low = 1 if was >= 1 else 0
-            if int(value) < low:
-                raise EnvError(f"{fix} must be >= {low}, got {value!r}")
+            if not low <= int(value) <= INT32_MAX:  # gymnax counts steps in int32
+                raise EnvError(f"{fix} must be between {low} and {INT32_MAX:,}, got {value!r}")
             out[key] = int(value)
         else:
             if not number or not math.isfinite(float(value)):
