@@ -103,3 +103,25 @@ def test_a_signal_while_compiling_leaves_nothing_to_resume(how, tmp_path) -> Non
     assert len(lines) == 1 and expected[how][1] in lines[0], err
     assert "before the first checkpoint: nothing to resume" in lines[0], err
     assert not run.exists()
+
+
+@pytest.mark.parametrize("code, hint", [
+    ("ENOSPC", "free some space on that disk"),
+    ("EROFS", "read-only: write elsewhere (--logdir)"),
+    ("EACCES", "fix its permissions or write elsewhere"),
+    ("ENOENT", "was the directory moved or removed?"),
+])
+def test_a_refused_write_reads_as_one_line_with_what_to_do(code, hint, tmp_path) -> None:
+    """What `rl` prints for a write the system refuses inside a run directory that holds a
+    checkpoint: the cause, the file, what to do, and the command that continues the run."""
+    import errno
+
+    from rl_cli.errors import describe_os_error
+
+    run = _run_dir(tmp_path)
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "updates-000000008.ckpt").write_bytes(b"")
+    number = getattr(errno, code)
+    line = describe_os_error(OSError(number, os.strerror(number), str(run / "metrics.jsonl")))
+    assert "\n" not in line and os.strerror(number) in line and hint in line, line
+    assert f"'{run / 'metrics.jsonl'}'" in line and f"`rl resume {run}`" in line, line
