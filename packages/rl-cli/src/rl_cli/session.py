@@ -26,6 +26,7 @@ from rl_cli.reporting import summarise_chunk
 from rl_cli.rundir import RunLock
 from rl_cli.startup import resume_gc
 
+FORECAST_AFTER = 3  # chunks timed after the first before the run's remaining time is forecast
 MAX_NAME_LENGTH = 200  # leaves room for the `-N` suffix within the usual 255-byte file names
 
 
@@ -147,9 +148,10 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = No
     (when this process writes), advances the progress view with the mean return and tells the
     watchdog what runs next. With a `HealthMonitor` (rl_cli.health) and a console, prints its
     warnings (NaN/inf, diverging losses; `--halt-on-nan` raises there, after logging the chunk);
-    prints how long the first chunk took and, from the second chunk's time (the first carries
-    the program's warm-up: a forecast from it ran 5x long on the quickstart), how long the rest
-    of the run will take."""
+    prints how long the first chunk took and, from the median time of the `FORECAST_AFTER`
+    chunks after it (the first carries the program's warm-up, and the next few share the CPU
+    with the background preparation of the evaluation and the plots: a forecast from the second
+    alone ran 2x long on the quickstart), how long the rest of the run will take."""
     ends: list[float] = []  # `elapsed` at the end of each chunk of this session
 
     def on_chunk(rep: Any) -> None:
@@ -164,8 +166,8 @@ def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = No
         if console is not None and len(ends) == 1 and left > 0:
             console.print(f"members initialised in {rep.init_seconds:.2f} s; first chunk took "
                           f"{rep.elapsed - rep.init_seconds:.2f} s")
-        elif console is not None and len(ends) == 2 and left > 0:
-            per_chunk = ends[1] - ends[0]
+        elif console is not None and len(ends) == FORECAST_AFTER + 1 and left > 0:
+            per_chunk = float(np.median(np.diff(ends)))
             console.print(f"a chunk takes {per_chunk:.2f} s: about {per_chunk * left:.0f} s for "
                           f"the {left} chunks left")
         if health is not None:
