@@ -108,20 +108,23 @@ def test_a_signal_while_compiling_leaves_nothing_to_resume(how, tmp_path) -> Non
 @pytest.mark.parametrize("code, hint", [
     ("ENOSPC", "free some space on that disk"),
     ("EROFS", "read-only: write elsewhere (--logdir)"),
-    ("EACCES", "fix its permissions or write elsewhere"),
-    ("ENOENT", "was the directory moved or removed?"),
+    ("EACCES", "fix its permissions or use another path"),
+    ("ENOENT", "does the directory exist, or was it moved or removed?"),
 ])
 def test_a_refused_write_reads_as_one_line_with_what_to_do(code, hint, tmp_path) -> None:
-    """What `rl` prints for a write the system refuses inside a run directory that holds a
-    checkpoint: the cause, the file, what to do, and the command that continues the run."""
+    """What `rl` prints for a read or write the system refuses: the cause, the file, what to
+    do; and the command that continues the run only when it stopped a training command whose
+    directory holds a checkpoint (`claimed` marks the error so)."""
     import errno
 
     from rl_cli.errors import describe_os_error
 
-    run = _run_dir(tmp_path)
-    (run / "checkpoints").mkdir()
-    (run / "checkpoints" / "updates-000000008.ckpt").write_bytes(b"")
+    run = tmp_path / "run"
     number = getattr(errno, code)
-    line = describe_os_error(OSError(number, os.strerror(number), str(run / "metrics.jsonl")))
+    error = OSError(number, os.strerror(number), str(run / "metrics.jsonl"))
+    line = describe_os_error(error)
     assert "\n" not in line and os.strerror(number) in line and hint in line, line
-    assert f"'{run / 'metrics.jsonl'}'" in line and f"`rl resume {run}`" in line, line
+    assert f"'{run / 'metrics.jsonl'}'" in line and "rl resume" not in line, line
+    error.resume_dir = run  # type: ignore[attr-defined]
+    assert describe_os_error(error).endswith(
+        f"; then `rl resume {run}` continues from its last checkpoint")

@@ -170,8 +170,6 @@ def latest_checkpoint(run_dir: Path, carry_like: Any,
                       warn: Any = print) -> tuple[Any, dict[str, Any], Path]:
     """The newest readable checkpoint of `run_dir`; a damaged newer one is skipped with a line
     through `warn` that names it. None readable is a UserError."""
-    for stale in (run_dir / FOLDER).glob(".tmp-*"):  # left by a process killed mid-write
-        stale.unlink(missing_ok=True)
     paths = list_checkpoints(run_dir)
     if not paths:
         raise UserError(f"'{run_dir}' has no checkpoint ({FOLDER}/updates-*.ckpt): the run "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-from pathlib import Path
 
 
 class UserError(ValueError):
@@ -41,29 +40,18 @@ _OS_HINTS = {
     errno.ENOSPC: "free some space on that disk",
     errno.EDQUOT: "free some of your disk quota",
     errno.EROFS: "that file system is read-only: write elsewhere (--logdir)",
-    errno.EACCES: "you may not write there: fix its permissions or write elsewhere (--logdir)",
-    errno.EPERM: "you may not write there: fix its permissions or write elsewhere (--logdir)",
-    errno.ENOENT: "it vanished while rl used it: was the directory moved or removed?",
+    errno.EACCES: "permission denied: fix its permissions or use another path",
+    errno.EPERM: "permission denied: fix its permissions or use another path",
+    errno.ENOENT: "does the directory exist, or was it moved or removed?",
 }
 
 
 def describe_os_error(e: OSError) -> str:
-    """One line for a read or write the system refused: what and where, what to do, and, for a
-    file inside a run directory that holds a checkpoint, the command that continues the run."""
+    """One line for a read or write the system refused: what and where, what to do where that
+    is known, and, when it stopped a training command whose directory holds a checkpoint
+    (`session.claimed` sets `resume_dir`), the command that continues the run."""
     where = f" ('{e.filename}')" if e.filename else ""
-    hint = _OS_HINTS.get(e.errno or 0, "check the disk and the path")
-    run = _checkpointed_run_of(e.filename)
+    hint = _OS_HINTS.get(e.errno or 0)
+    run = getattr(e, "resume_dir", None)
     then = f"; then `rl resume {run}` continues from its last checkpoint" if run else ""
-    return f"{e.strerror or e}{where}: {hint}{then}"
-
-
-def _checkpointed_run_of(filename: object) -> Path | None:
-    if not isinstance(filename, str | Path):
-        return None
-    for d in Path(filename).parents:
-        try:
-            if (d / "config.json").is_file() and any((d / "checkpoints").glob("*.ckpt")):
-                return d
-        except OSError:
-            return None
-    return None
+    return f"{e.strerror or e}{where}" + (f": {hint}" if hint else "") + then

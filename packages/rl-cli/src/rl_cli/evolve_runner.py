@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from rl_cli.errors import UserError
 from rl_cli.evolve import BEST, MEAN, EvolveRequest, compile_programs, plan
@@ -80,7 +81,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
         f"[bold]rl evolve[/] --meta {req.meta}", req.strategy,
         f"population {req.population} x {s} inner seed(s) x {e} env(s)",
         f"{steps:,} steps per inner agent", f"{p.strategy.es.num_dims} meta-parameters",
-        devices, f"run dir {run_dir}")
+        devices, f"run dir {escape(str(run_dir))}")
     with Watchdog(watchdog_seconds) as dog:
         dog.beat("compiling the population's training program")
         with console.status("compiling the population's training program…", spinner="dots"):

@@ -242,24 +242,10 @@ for _command in COMMANDS:  # eval, render, plot, envs, algos
     cli.add_command(_command)
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user mistakes become one line on stderr and exit code 2."""
-    own_signals = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM)
-    if own_signals:
-        signal.signal(signal.SIGTERM, _terminate)  # the training loop checkpoints on it instead
-    try:
-        _main(argv)
-    finally:
-        if own_signals:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _main(argv: list[str] | None) -> None:
+    """Entry point: every failure becomes one line on stderr and a non-zero exit: 2 for bad
+    input, 1 for a read or write the system refused, 3 the watchdog, 4 `--halt-on-nan`,
+    130/143 a stop by SIGINT/SIGTERM."""
     try:
         cli.main(args=argv, prog_name="rl", standalone_mode=False)
         timings.report()
@@ -285,6 +271,8 @@ def _main(argv: list[str] | None) -> None:
     except _user_errors() as e:
         sys.stderr.write(f"rl: error: {e}\n")
         sys.exit(EXIT_USER_ERROR)
+    except BrokenPipeError:  # the reader of stdout went away (`rl envs | head`): nothing to say
+        sys.exit(EXIT_IO_ERROR)
     except OSError as e:  # disk full, read-only, permissions: the system said no
         sys.stderr.write(f"rl: error: {describe_os_error(e)}\n")
         sys.exit(EXIT_IO_ERROR)
@@ -292,6 +280,7 @@ def _main(argv: list[str] | None) -> None:
         sys.stderr.write(f"rl: error: {e}\n")
         sys.exit(EXIT_HALTED)
     except RunStopped as e:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # `uv run`'s copy of the Ctrl-C: ignored
         sys.stderr.write(f"rl: {e}\n")
         sys.exit(e.exit_code)
 
@@ -306,7 +295,6 @@ def entry() -> None:
     as usual, with its traceback."""
     import atexit
     import os
-    import threading
 
     from rl_cli.startup import pause_gc
 

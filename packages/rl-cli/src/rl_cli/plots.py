@@ -178,9 +178,9 @@ def labels_for(runs: list[Curves]) -> list[str]:
 
 def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
               members: bool = False, evaluation: bool = False) -> Path:
-    """Several runs on one axes: each run's mean over members with its 95% band (and its members
-    faintly with `members`, its periodic greedy evaluations dashed with `evaluation`), labelled
-    by `labels` or by `labels_for`."""
+    """Several runs, one panel per environment: each run's mean over members with its 95% band
+    (and its members faintly with `members`, its periodic greedy evaluations dashed with
+    `evaluation`), labelled by `labels` or by `labels_for` in one legend under the panels."""
     runs = [load_curves(d) for d in run_dirs]
     if labels is not None and len(labels) != len(runs):
         raise UserError(f"--label was given {len(labels)} times for {len(runs)} runs; give one "

@@ -201,12 +201,13 @@ def header(console: Console, *parts: str) -> None:
 
 
 def compact(n: float) -> str:
-    """`n` in at most 4 characters plus a unit: 512, 4.1k, 500k, 12.3M, 2.1G."""
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            v = n / scale
-            return f"{v:.1f}{unit}" if abs(v) < 10 else f"{v:.0f}{unit}"
-    return f"{n:.0f}"
+    """`n` in at most 4 characters: 512, 4.1k, 500k, 12M, 2.1G (3 significant digits at most)."""
+    v, unit = float(n), ""
+    for next_unit in ("k", "M", "G"):
+        if abs(float(f"{v:.3g}")) < 1000:
+            break
+        v, unit = v / 1000, next_unit
+    return (f"{v:.1f}" if unit and abs(v) < 9.95 else f"{v:.0f}") + unit
 
 
 def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],

@@ -194,7 +194,8 @@ def request_record(req: RunRequest, chunk_len: int) -> dict[str, Any]:
     with the chunk length fixed (a resumed run must cut its chunks at the same updates)."""
     record = {f.name: getattr(req, f.name) for f in fields(RunRequest)}
     record.update(logdir=str(req.logdir), log_every=chunk_len,
-                  meta_params=None if req.meta_params is None else str(req.meta_params))
+                  meta_params=None if req.meta_params is None
+                  else str(Path(req.meta_params).resolve()))  # found from any directory
     return record
 
 

@@ -4,6 +4,7 @@ a reader may open whole."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -79,15 +80,19 @@ def resume_point(run_dir: Path, algo: Any, keys: Any, hp: Any, info: dict[str, A
     return ResumePoint(state, header, path)
 
 
-# config.json's fields a resume may change, at any depth: the budget (`--total-timesteps`), where
-# the directory lies, the session's own settings, and the record of the machine and the sessions.
+# config.json's fields a resume may change: the budget (`--total-timesteps`), where the directory
+# lies, the session's own settings, and the record of the machine and of the sessions. Top-level
+# fields, and fields of the sections named.
 FREE = frozenset({"command", "resumed", "devices", "jax_version", "process_count", "parallelism",
-                  "mesh_devices", "num_updates", "total_timesteps", "trained_timesteps",
-                  "progress", "watchdog_seconds", "logdir", "run_name"})
+                  "mesh_devices", "num_updates", "steps_per_member"})
+FREE_IN = {"config": frozenset({"total_timesteps"}),
+           "request": frozenset({"total_timesteps", "progress", "watchdog_seconds", "logdir",
+                                 "run_name"}),
+           "sweep_request": frozenset({"total_timesteps", "watchdog_seconds"})}
 
 
 def whole_chunks(record: dict[str, Any], total: int) -> tuple[int, str | None]:
-    """`total` environment steps per member rounded to the nearest whole number of the run's
+    """`total` environment steps per member rounded up to a whole number of the run's
     chunks (a resumed run keeps its chunk length, so its updates must be a multiple of it), and
     a line saying so when it moved; the record (config.json) says the steps per update and the
     chunk length."""
@@ -96,7 +101,7 @@ def whole_chunks(record: dict[str, Any], total: int) -> tuple[int, str | None]:
         "log_every")
     if not (isinstance(spu, int) and isinstance(chunk, int) and spu >= 1 and chunk >= 1):
         return total, None
-    chunks = max(1, round(total / (spu * chunk)))
+    chunks = max(1, math.ceil(total / (spu * chunk)))  # never fewer steps than asked
     rounded = chunks * chunk * spu
     if rounded == total:
         return total, None
@@ -105,10 +110,11 @@ def whole_chunks(record: dict[str, Any], total: int) -> tuple[int, str | None]:
 
 
 def comparable(record: dict[str, Any]) -> dict[str, Any]:
-    """A config.json record without the fields a resume may change (`FREE`): what a
+    """A config.json record without the fields a resume may change (`FREE`, `FREE_IN`): what a
     checkpoint's header keeps, so that `rl resume` notices an edited config.json."""
-    return {k: comparable(v) if isinstance(v, dict) else v for k, v in record.items()
-            if k not in FREE}
+    return {k: {f: x for f, x in v.items() if f not in FREE_IN[k]}
+            if k in FREE_IN and isinstance(v, dict) else v
+            for k, v in record.items() if k not in FREE}
 
 
 def _changes(now: Any, then: Any, at: str = "") -> list[str]:
@@ -147,6 +153,9 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         tmp.write_text(text)
         os.replace(tmp, path)
+    except OSError as e:  # named by the file the user knows, not the temporary one
+        tmp.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror, str(path)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

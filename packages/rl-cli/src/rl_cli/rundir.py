@@ -57,8 +57,12 @@ class RunLock:
         except BlockingIOError:
             os.close(fd)
             raise UserError(busy(self.run_dir, holder(self.run_dir))) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except BaseException:
+            os.close(fd)  # releases the lock
+            raise
         self.fd = fd
         return self
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 
 from rl_cli import timings
 from rl_cli.after import AfterTraining, PeriodicEval, final_agents, final_evaluation, save_agents
@@ -86,7 +87,7 @@ def execute(req: RunRequest, console: Console | None = None,
         "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
         "hparams": hparams_record(prep.spec, prep.hparams, req.meta_params),
-        "num_updates": algo.num_updates, "trained_timesteps": total_steps,
+        "num_updates": algo.num_updates, "steps_per_member": total_steps,
         "steps_per_update": algo.steps_per_update, "log_every_updates": chunk_len,
         "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
         "process_count": jax.process_count(),
@@ -106,7 +107,7 @@ def execute(req: RunRequest, console: Console | None = None,
         header(console,
             f"[bold]{req.algo}[/] on [bold]{req.env}[/]", f"{n} seed(s)",
             f"{total_steps:,} steps each", f"preset {prep.preset or 'none'}",
-            config_record["parallelism"], f"run dir {run_dir}",
+            config_record["parallelism"], f"run dir {escape(str(run_dir))}",
             f"resuming at update {done}/{algo.num_updates}" if point else "")
 
         timings.mark("members, capacity check, config.json")

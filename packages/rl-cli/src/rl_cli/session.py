@@ -116,30 +116,77 @@ def new_run_dir(logdir: Path, stem: str, run_name: str | None = None) -> Path:
     return path
 
 
+class StopRequest:
+    """The signal that asked a training command to stop (SIGINT or SIGTERM), kept even where
+    a library swallows the exception it raised inside compiled code: `raise_if_requested` ends
+    the command at the next point it is checked (after compiling, before training)."""
+
+    signum: int | None = None
+
+    @classmethod
+    def raise_if_requested(cls) -> None:
+        if cls.signum is not None:
+            raise KeyboardInterrupt if cls.signum == signal.SIGINT else Terminated()
+
+
+def _stop(signum: int, frame: Any) -> None:
+    StopRequest.signum = signum
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated()
+
+
 @contextlib.contextmanager
 def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
     """Holds `run_dir`'s lock (`rundir.RunLock`) while a command trains in it (None: a process
-    that writes nothing). A fresh directory that Ctrl-C or SIGTERM stops before it holds a
-    checkpoint or parameters is removed, and the stop says so: there is nothing to resume."""
+    that writes nothing), with SIGINT and SIGTERM asking it to stop (inside the training loop
+    the checkpointer takes them over: checkpoint, then stop). A fresh directory stopped before
+    it holds a checkpoint, parameters or a logged chunk is removed, and the stop says so: there
+    is nothing to resume. A read or write the system refuses while it trains names the
+    directory, and the checkpoint `rl resume` would continue from."""
     if run_dir is None:
         yield
         return
-    with RunLock(run_dir):
-        try:
-            yield
-        except (KeyboardInterrupt, Terminated) as stop:
-            if threading.current_thread() is threading.main_thread():
-                for sig in (signal.SIGINT, signal.SIGTERM):  # a copy must not cut the clean-up
-                    signal.signal(sig, signal.SIG_IGN)
-            kept = any((run_dir / "checkpoints").glob("*.ckpt")) or \
-                (run_dir / "params.eqx").exists()
-            if not fresh or kept:
+    own = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    StopRequest.signum = None
+    removed: BaseException | None = None
+    try:
+        with RunLock(run_dir):
+            for stale in (run_dir / "checkpoints").glob(".tmp-*"):  # a killed writer's
+                stale.unlink(missing_ok=True)
+            if own:
+                for sig in previous:
+                    signal.signal(sig, _stop)
+            try:
+                yield
+            except (KeyboardInterrupt, Terminated) as stop:
+                if own:
+                    for sig in previous:  # a copy of the signal must not cut the clean-up
+                        signal.signal(sig, signal.SIG_IGN)
+                metrics = run_dir / "metrics.jsonl"
+                kept = any((run_dir / "checkpoints").glob("*.ckpt")) or \
+                    (run_dir / "params.eqx").exists() or \
+                    (metrics.exists() and metrics.stat().st_size > 0)
+                if not fresh or kept:
+                    raise
+                removed = stop
+            except OSError as e:
+                if e.filename is None:
+                    e.filename = str(run_dir)
+                if any((run_dir / "checkpoints").glob("*.ckpt")):
+                    e.resume_dir = run_dir  # type: ignore[attr-defined]
                 raise
+        if removed is not None:  # after the lock is closed: nothing inside is held open
             shutil.rmtree(run_dir, ignore_errors=True)
-            name, code = ("SIGINT", 130) if isinstance(stop, KeyboardInterrupt) else \
-                ("SIGTERM", 143)
-            raise RunStopped(f"stopped by {name} before the first checkpoint: nothing to "
-                             f"resume ({run_dir} removed)", code) from None
+    finally:
+        if own:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if removed is not None:
+        name, code = ("SIGINT", 130) if isinstance(removed, KeyboardInterrupt) else \
+            ("SIGTERM", 143)
+        gone = "removed" if not run_dir.exists() else "could not be removed"
+        raise RunStopped(f"stopped by {name} before the first checkpoint: nothing to resume "
+                         f"({run_dir} {gone})", code) from None
 
 
 def chunk_observer(algo: Any, logger: Any, view: Any, dog: Any, health: Any = None,
@@ -213,6 +260,7 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
     dog.beat(f"compiling the {what}")
     with console.status(f"compiling the {what}…", spinner="dots"):
         compiled = compile_members(algo, keys, hp, chunk_len, mesh=mesh)
+    StopRequest.raise_if_requested()  # a signal while compiling, whatever became of its error
     console.print(f"compiled in {compiled.compile_seconds:.2f} s")
     timings.mark("compile (or load from the cache)")
     resume_gc()  # start-up is over (rl_cli.startup)

@@ -204,8 +204,3 @@ def sweep(
         total_timesteps=total_timesteps, sets={k: str(v) for k, v in (sets or {}).items()},
         env_kwargs=dict(env_kwargs or {}), preset=preset, devices=devices, log_every=log_every)
     return run_sweep(plan_sweep(req))
-
-
-# --------------------------------------------------------------------------- files
-
-

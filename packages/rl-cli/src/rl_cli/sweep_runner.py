@@ -51,6 +51,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
 
     import jax
     from rich.console import Console
+    from rich.markup import escape
 
     from rl_cli.checkpointer import check_cadence, checkpointer_for
     from rl_cli.health import HealthMonitor
@@ -98,7 +99,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                 "config": as_jsonable(plan.prepared.config),
                 "points": [as_jsonable(p) for p in plan.points],
                 "num_updates": algo.num_updates, "steps_per_update": algo.steps_per_update,
-                "trained_timesteps": total_steps,
+                "steps_per_member": total_steps,
                 "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
                 "process_count": jax.process_count(),
                 "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
@@ -118,7 +119,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         header(console,
             f"[bold]sweep[/] {req.algo} on [bold]{req.env}[/]",
             f"{len(plan.points)} point(s) x {req.num_seeds} seed(s) = {n} members in one program",
-            f"{total_steps:,} steps each", mesh_note, f"run dir {run_dir}",
+            f"{total_steps:,} steps each", mesh_note, f"run dir {escape(str(run_dir))}",
             f"resuming at update {done}/{algo.num_updates}" if point else "")
         logger = None
         if run_dir is not None:

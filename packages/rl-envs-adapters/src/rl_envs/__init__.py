@@ -83,11 +83,11 @@ def against(env_id: str, kwargs: dict[str, Any], opponent: str | None
             ) -> tuple[dict[str, Any], str] | None:
     """For a backend whose games have built-in opponents (its adapter defines `against`): the
     environment arguments, from a run's `kwargs`, of games judged against `opponent` (the
-    adapter's default when None), and that opponent's name. None for every other backend (and
-    for one that is not installed: `make` says what to install)."""
+    adapter's default when None), and that opponent's name. None for every other backend; a
+    backend that is not installed is a `MissingBackendError` naming what to install."""
     prefix, _ = split_id(env_id)
     if not backend_installed(prefix):
-        return None
+        raise MissingBackendError(missing_extra_message(prefix))
     hook = getattr(adapter_module(prefix), "against", None)
     return None if hook is None else hook(dict(kwargs), opponent)
 

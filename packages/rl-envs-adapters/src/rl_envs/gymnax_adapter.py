@@ -165,9 +165,9 @@ INT32_MAX = 2**31 - 1
 
 def _checked(name: str, default: Any, params: dict[str, Any]) -> dict[str, Any]:
     """`params` checked against the types of gymnax's defaults before anything traces them: an
-    integer where the default is one (at least 1 where the default is: a length or a count), a
-    finite number where it is a float; an EnvError names the parameter, its default and what
-    was given."""
+    integer where the default is one (within int32, and at least 1 for a length or a count:
+    `max_*`, `num_*`, `*_length`), a finite number where it is a float; an EnvError names the
+    parameter, its default and what was given."""
     out = {}
     for key, value in params.items():
         was = getattr(default, key)
@@ -177,16 +177,18 @@ def _checked(name: str, default: Any, params: dict[str, Any]) -> dict[str, Any]:
             continue
         number = isinstance(value, int | float | np.integer | np.floating) and \
             not isinstance(value, bool)
+        if not number or not math.isfinite(float(value)):
+            kind = "an integer" if isinstance(was, int) else "a finite number"
+            raise EnvError(f"{fix} must be {kind}, got {value!r}")
         if isinstance(was, int):
-            if not number or float(value) != int(value):
+            if float(value) != int(value):
                 raise EnvError(f"{fix} must be an integer, got {value!r}")
-            low = 1 if was >= 1 else 0
+            counts = key.startswith(("max_", "num_")) or key.endswith("_length")
+            low = 1 if counts else 0  # a length or a count is at least 1
             if not low <= int(value) <= INT32_MAX:  # gymnax counts steps in int32
                 raise EnvError(f"{fix} must be between {low} and {INT32_MAX:,}, got {value!r}")
             out[key] = int(value)
         else:
-            if not number or not math.isfinite(float(value)):
-                raise EnvError(f"{fix} must be a finite number, got {value!r}")
             out[key] = float(value)
     return out
 
