@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rl_algos.common.config import ActorCriticConfig, HParamsBase, check_ranges, hparams
+from rl_algos.common.actor_critic import ActorCriticConfig
+from rl_algos.common.config import HParamsBase, check_ranges, hparams
 from rl_algos.common.spec import Preset
 
 

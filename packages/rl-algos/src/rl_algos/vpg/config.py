@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rl_algos.common.actor_critic import ActorCriticConfig
 from rl_algos.common.config import (
-    ActorCriticConfig,
     HParamsBase,
     check_divides,
     check_ranges,
