@@ -188,6 +188,8 @@ CASES: dict[str, Case] = {
                                     "must be between 1 and 2,147,483,647"),
     "env-arg length too large": Case(["run", *CART, "--env-arg", "max_steps_in_episode=1e12"],
                                      "must be between 1 and 2,147,483,647"),
+    "env-arg wrong kind (jumanji)": Case(["run", "--env", "jumanji/Snake-v1", "--env-arg",
+                                          "num_rows=abc"], "does not accept 'num_rows'"),
     "env-arg not finite": Case(["run", *CART, "--env-arg", "gravity=nan"],
                                "gravity must be a finite number"),
     "data-parallel unsupported": Case(["run", "--env", "native/GridWorld", "--algo",

@@ -141,7 +141,7 @@ class JumanjiEnv:
         self.family = FAMILY[name]
         try:
             env = jumanji.make(name, **kwargs)
-        except TypeError as e:  # an unknown constructor keyword
+        except (TypeError, ValueError) as e:  # an unknown keyword, or a value of the wrong kind
             raise EnvError(f"jumanji/{name} does not accept {', '.join(map(repr, kwargs))}: "
                            f"{e}. See the constructor of {name}'s class in jumanji.") from None
         if env.reward_spec.shape != () or env.discount_spec.shape != ():
