@@ -92,7 +92,16 @@ def _stopped_run(tmp: Path, checkpoint: bytes | None = None) -> None:
         (run / "checkpoints" / "updates-000000002.ckpt").write_bytes(checkpoint)
 
 
+def _toml(tmp: Path, text: str) -> None:
+    (tmp / "run.toml").write_text(text)
+
+
 SETUPS: dict[str, Callable[[Path], None]] = {
+    "toml_unknown_key": lambda t: _toml(t, 'env = "gymnax/CartPole-v1"\nwarp_drive = 9\n'),
+    "toml_wrong_type": lambda t: _toml(t, 'env = "gymnax/CartPole-v1"\nnum-seeds = "many"\n'),
+    "toml_not_toml": lambda t: _toml(t, "env = \n"),
+    "toml_set_not_table": lambda t: _toml(t, 'env = "gymnax/CartPole-v1"\nset = 3\n'),
+    "toml_bad_setting": lambda t: _toml(t, 'env = "gymnax/CartPole-v1"\n[set]\nlr = "fast"\n'),
     "stopped_run": lambda t: _stopped_run(t),
     "stopped_run_garbage_checkpoint": lambda t: _stopped_run(t, b"RLCKPT1\n" + b"\x07" * 30),
     "stopped_run_foreign_checkpoint": lambda t: _stopped_run(t, b"PK\x03\x04 a zip file"),
@@ -178,6 +187,21 @@ CASES: dict[str, Case] = {
     "watchdog nan": Case(["run", *CART, "--watchdog-seconds", "nan"], "--watchdog-seconds"),
     "unknown option": Case(["run", *CART, "--num-seed", "2"], "--num-seed"),
     "missing --env": Case(["run"], "--env"),
+    # --config FILE and --from RUN_DIR
+    "config missing": Case(["run", "--config", "{tmp}/none.toml"], "cannot read it"),
+    "config unknown key": Case(["run", "--config", "{tmp}/run.toml"], "unknown key 'warp_drive'",
+                               "toml_unknown_key"),
+    "config wrong type": Case(["run", "--config", "{tmp}/run.toml"], "num-seeds",
+                              "toml_wrong_type"),
+    "config not TOML": Case(["run", "--config", "{tmp}/run.toml"], "is not a TOML file",
+                            "toml_not_toml"),
+    "config set not a table": Case(["run", "--config", "{tmp}/run.toml"], "must be a table",
+                                   "toml_set_not_table"),
+    "config bad setting": Case(["run", "--config", "{tmp}/run.toml"], "lr", "toml_bad_setting"),
+    "from missing run": Case(["run", "--from", "{tmp}/nothing"], "does not exist"),
+    "from run without request": Case(["run", "--from", "{run}"], "records no request", "run"),
+    "algos preset unknown": Case(["algos", "ppo", "--preset", "warp"], "unknown preset"),
+    "algos preset without algo": Case(["algos", "--preset", "minatar"], "needs an algorithm"),
     # inconsistent settings
     "unknown preset": Case(["run", *CART, "--preset", "atari"], "preset"),
     "unknown env-arg": Case(["run", *CART, "--env-arg", "gravity_x=1"], "gravity_x"),

@@ -108,12 +108,23 @@ def envs(backend: str | None) -> None:
 
 
 @click.command()
-def algos() -> None:
+@click.argument("algo", required=False)
+@click.option("--preset", default=None,
+              help="With ALGO: print every setting of this preset ('none': the defaults) as a "
+                   "TOML file for `rl run --config`.")
+def algos(algo: str | None, preset: str | None) -> None:
     """List the algorithms, what they support (action spaces, legal-action masks,
-    --data-parallel, evolved meta-parameters) and their presets."""
-    from rl_cli.listing import print_algos
+    --data-parallel, evolved meta-parameters) and their presets; `rl algos ALGO --preset NAME`
+    prints a preset's every setting."""
+    from rl_cli.errors import UserError
+    from rl_cli.listing import preset_toml, print_algos
 
-    print_algos()
+    if algo is None:
+        if preset is not None:
+            raise UserError("--preset needs an algorithm: rl algos ALGO --preset NAME")
+        print_algos()
+        return
+    click.echo(preset_toml(algo, preset), nl=False)
 
 
 COMMANDS = (eval_, render_, plot, envs, algos)

@@ -128,3 +128,41 @@ def print_algos() -> None:
                       ", ".join(t.__name__ for t in spec.action_spaces),
                       ", ".join(supports) or "-", ", ".join(spec.presets) or "-")
     Console().print(table)
+
+
+def preset_toml(algo: str, preset: str | None) -> str:
+    """Every setting of `algo` under `preset` (None or 'none': the defaults) as a TOML file
+    `rl run --config` reads: the algorithm, the preset, and `[set]` with every static and
+    traced field (a value `rl run` would use), `[env-arg]` with the preset's environment
+    arguments."""
+    import dataclasses
+
+    import rl_algos
+    from rl_cli.errors import UserError
+    from rl_cli.overrides import build_config
+
+    try:
+        spec = rl_algos.get(algo)
+    except (KeyError, ValueError) as e:
+        raise UserError(str(e).strip("'\"")) from None
+    chosen = None if preset in (None, "none") else preset
+    config, hparams = build_config(spec, chosen, {}, None)
+    values = {**dataclasses.asdict(config), **hparams._asdict()}
+    lines = [f"# rl run --config FILE: {algo} with "
+             + (f"the '{chosen}' preset" if chosen else "its defaults"),
+             f'algo = "{algo}"', f'preset = "{chosen or "none"}"', "", "[set]"]
+    lines += [f"{k} = {_toml(v)}" for k, v in values.items() if v is not None]
+    env = spec.presets[chosen].env if chosen in spec.presets else {}
+    if env:
+        lines += ["", "[env-arg]", *(f"{k} = {_toml(v)}" for k, v in env.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return repr(value)

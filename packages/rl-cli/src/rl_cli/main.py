@@ -21,6 +21,7 @@ from rl_cli.errors import (
     UserError,
     describe_os_error,
 )
+from rl_cli.evolve_command import evolve
 from rl_cli.inspection import COMMANDS
 from rl_cli.options import (
     checkpoint_options,
@@ -75,29 +76,37 @@ def cli(no_compile_cache: bool) -> None:
                    "chunk length).")
 @checkpoint_options
 @device_options
-def run(algo: str, env_id: str, num_seeds: int, seed: int, total_timesteps: int | None,
-        sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
-        run_name: str | None, log_every: int | None, watchdog_seconds: float,
-        no_progress: bool, data_parallel: bool, meta_params: Path | None, eval_episodes: int,
-        halt_on_nan: bool, checkpoint_every: int, checkpoint_minutes: float, eval_every: int,
-        devices: int | None, coordinator: str | None, num_processes: int | None,
-        process_id: int | None, distributed_auto: bool) -> None:
+@click.option("--config", "config", type=click.Path(path_type=Path), default=None,
+              help="A TOML file of these options (the command line wins; `rl algos ALGO "
+                   "--preset NAME` prints a preset's settings to start from).")
+@click.option("--from", "from_run", type=click.Path(path_type=Path), default=None,
+              help="Train anew with the request a run recorded (its config.json); options "
+                   "given here change it.")
+def run(**given: Any) -> None:
     """Train agents and write TensorBoard events, metrics, checkpoints, a summary and
     parameters. Ctrl-C (or SIGTERM) saves a checkpoint at the next chunk boundary and exits;
     `rl resume RUN_DIR` continues exactly where it stopped."""
     from rl_cli.overrides import parse_assignments
     from rl_cli.request import RunRequest
+    from rl_cli.run_files import merged
     from rl_cli.runner import execute
 
-    start_distributed(coordinator, num_processes, process_id, distributed_auto)
+    o = merged(click.get_current_context(), given, given["config"], given["from_run"])
+    if o["env_id"] is None:
+        raise UserError("--env is required (e.g. --env gymnax/CartPole-v1), on the command "
+                        "line, in --config or through --from")
+    start_distributed(o["coordinator"], o["num_processes"], o["process_id"],
+                      o["distributed_auto"])
     req = RunRequest(
-        algo=algo, env=env_id, num_seeds=num_seeds, seed=seed, total_timesteps=total_timesteps,
-        sets=parse_assignments(sets), env_kwargs=env_kwargs(env_args), preset=preset,
-        logdir=logdir, run_name=run_name, log_every=log_every,
-        watchdog_seconds=watchdog_seconds, progress=not no_progress, devices=devices,
-        data_parallel=data_parallel, meta_params=meta_params, eval_episodes=eval_episodes,
-        halt_on_nan=halt_on_nan, checkpoint_every=checkpoint_every,
-        checkpoint_minutes=checkpoint_minutes, eval_every=eval_every,
+        algo=o["algo"], env=o["env_id"], num_seeds=o["num_seeds"], seed=o["seed"],
+        total_timesteps=o["total_timesteps"], sets=parse_assignments(o["sets"]),
+        env_kwargs=env_kwargs(o["env_args"]), preset=o["preset"], logdir=o["logdir"],
+        run_name=o["run_name"], log_every=o["log_every"],
+        watchdog_seconds=o["watchdog_seconds"], progress=not o["no_progress"],
+        devices=o["devices"], data_parallel=o["data_parallel"], meta_params=o["meta_params"],
+        eval_episodes=o["eval_episodes"], halt_on_nan=o["halt_on_nan"],
+        checkpoint_every=o["checkpoint_every"], checkpoint_minutes=o["checkpoint_minutes"],
+        eval_every=o["eval_every"],
     )
     execute(req)
 
@@ -163,6 +172,9 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
           process_id: int | None, distributed_auto: bool) -> None:
     """Sweep traced hyperparameters x seeds in one compiled program; rank the points."""
     from rl_cli.overrides import parse_assignments
+
+    if env_id is None:
+        raise UserError("--env is required, e.g. --env gymnax/CartPole-v1")
     from rl_cli.sweep import SweepRequest
     from rl_cli.sweep_points import parse_grid, parse_sample
     from rl_cli.sweep_runner import execute_sweep
@@ -178,67 +190,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
                   checkpoint_every=checkpoint_every, checkpoint_minutes=checkpoint_minutes)
 
 
-@cli.command()
-@click.option("--meta", default=None, help="What to evolve: drift (LPO) or value_loss "
-              "[default: drift].")
-@click.option("--algo", default=None, help="Inner algorithm whose part is evolved [default: ppo].")
-@click.option("--env", "envs", multiple=True, metavar="ID",
-              help="Inner environment (repeatable: fitness averaged over them, relative to PPO).")
-@click.option("--strategy", default=None,
-              help="Evolution strategy: open_es, snes or cma_es [default: open_es].")
-@click.option("--population", type=int, default=None, help="Meta-parameter vectors per "
-              "generation [default: 16].")
-@click.option("--generations", type=int, default=None, help="Total generations [default: 10]; "
-              "with --resume, the new total.")
-@click.option("--inner-seeds", type=int, default=None,
-              help="Agents trained per member and environment [default: 2].")
-@total_timesteps_option("Environment steps per inner agent [default: 5e4].")
-@click.option("--hidden", type=int, default=None, help="Meta-network width [default: 32].")
-@click.option("--sigma", type=float, default=None, help="Search noise std [default: 0.1].")
-@click.option("--es-lr", type=float, default=None, help="open_es step size (Adam) [default: 0.05].")
-@click.option("--init-scale", type=float, default=None,
-              help="Scale of the initial meta-network weights [default: 0.5].")
-@click.option("--seed", type=int, default=None, help="Root seed [default: 0].")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="Override a PPO config field or hyperparameter of the inner agents.")
-@click.option("--preset", default=None, help="PPO preset of the inner agents ('none': defaults).")
-@click.option("--baseline/--no-baseline", default=None,
-              help="Train hand-designed PPO on the same budget as a reference [default: on].")
-@click.option("--normalise/--no-normalise", default=None,
-              help="Fitness relative to PPO's return [default: on with several --env].")
-@click.option("--window", type=float, default=None, help="Fraction of the last updates whose "
-              "episodes score an agent [default: 0.05, the final return of rl run].")
-@click.option("--resume", type=click.Path(path_type=Path), default=None,
-              help="Continue the run in this directory with its recorded settings.")
-@click.option("--logdir", default="runs", show_default=True, type=click.Path(path_type=Path))
-@click.option("--run-name", default=None,
-              help="Run directory name (default: evolve-META-ENV-time).")
-@watchdog_option("a generation")
-@click.option("--devices", type=int, default=None,
-              help="Use the first N devices (default: all, the population sharded over them).")
-def evolve(meta: str | None, algo: str | None, envs: tuple[str, ...], strategy: str | None,
-           population: int | None, generations: int | None, inner_seeds: int | None,
-           total_timesteps: int | None, hidden: int | None, sigma: float | None,
-           es_lr: float | None, init_scale: float | None, seed: int | None,
-           sets: tuple[str, ...], preset: str | None, baseline: bool | None,
-           normalise: bool | None, window: float | None, resume: Path | None, logdir: Path,
-           run_name: str | None, watchdog_seconds: float, devices: int | None) -> None:
-    """Evolve a part of PPO (its drift: LPO, or its value loss) with an evolution strategy."""
-    from rl_cli.evolve import evolve_request
-    from rl_cli.evolve_runner import execute_evolve
-    from rl_cli.overrides import parse_assignments
-
-    given: dict[str, Any] = {
-        "meta": meta, "algo": algo, "envs": list(envs) or None, "strategy": strategy,
-        "population": population, "inner_seeds": inner_seeds, "total_timesteps": total_timesteps,
-        "hidden": hidden, "sigma": sigma, "es_lr": es_lr, "init_scale": init_scale, "seed": seed,
-        "sets": parse_assignments(sets) or None, "preset": preset, "baseline": baseline,
-        "normalise": normalise, "window": window, "devices": devices}
-    req = evolve_request(given, generations, resume, run_name)
-    execute_evolve(req, logdir, run_name, resume, watchdog_seconds)
-
-
-for _command in COMMANDS:  # eval, render, plot, envs, algos
+for _command in (evolve, *COMMANDS):  # evolve, eval, render, plot, envs, algos
     cli.add_command(_command)
 
 

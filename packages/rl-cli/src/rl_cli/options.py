@@ -55,8 +55,8 @@ def training_options(member: str, run_name: str, num_seeds: str) -> Decorator:
     `--num-seeds`."""
     options = [
         click.option("--algo", default="ppo", show_default=True, help="Algorithm (`rl algos`)."),
-        click.option("--env", "env_id", required=True,
-                     help="Environment id, e.g. gymnax/CartPole-v1."),
+        click.option("--env", "env_id", default=None,
+                     help="Environment id, e.g. gymnax/CartPole-v1 (required)."),
         click.option("--num-seeds", default=1, show_default=True, type=int, help=num_seeds),
         click.option("--seed", default=0, show_default=True, type=int,
                      help="First seed: member i uses SEED+i."),
