@@ -152,7 +152,7 @@ def preset_toml(algo: str, preset: str | None) -> str:
              + (f"the '{chosen}' preset" if chosen else "its defaults"),
              f'algo = "{algo}"', f'preset = "{chosen or "none"}"', "", "[set]"]
     lines += [f"{k} = {_toml(v)}" for k, v in values.items() if v is not None]
-    env = spec.presets[chosen].env if chosen in spec.presets else {}
+    env = spec.presets[chosen].env if chosen is not None and chosen in spec.presets else {}
     if env:
         lines += ["", "[env-arg]", *(f"{k} = {_toml(v)}" for k, v in env.items())]
     return "\n".join(lines) + "\n"
