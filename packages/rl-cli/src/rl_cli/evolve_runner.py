@@ -30,7 +30,7 @@ from rl_cli.evolve_records import (
     save_checkpoint,
 )
 from rl_cli.meta_params import save_meta_params
-from rl_cli.reporting import header
+from rl_cli.progress import header
 from rl_cli.session import check_output, new_run_dir
 from rl_cli.startup import resume_gc
 from rl_cli.watchdog import Watchdog

@@ -20,7 +20,8 @@ from rl_cli.checkpointer import check_cadence, checkpointer_for
 from rl_cli.health import HealthMonitor, NonFiniteHalt
 from rl_cli.overrides import as_jsonable
 from rl_cli.plots import write_curves
-from rl_cli.reporting import RunLogger, header, summary_table
+from rl_cli.progress import header
+from rl_cli.reporting import RunLogger, summary_table
 from rl_cli.request import (
     RunRequest,
     hparams_record,

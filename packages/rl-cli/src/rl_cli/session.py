@@ -254,7 +254,7 @@ def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, c
 
     from rl_cli.checkpointer import Interrupted
     from rl_cli.errors import RunStopped
-    from rl_cli.reporting import ProgressView
+    from rl_cli.progress import ProgressView
     from rl_core import compile_members, run_members
 
     dog.beat(f"compiling the {what}")

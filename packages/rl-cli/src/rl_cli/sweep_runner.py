@@ -56,7 +56,8 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     from rl_cli.checkpointer import check_cadence, checkpointer_for
     from rl_cli.health import HealthMonitor
     from rl_cli.overrides import as_jsonable
-    from rl_cli.reporting import SweepLogger, header, ranking_table
+    from rl_cli.progress import header
+    from rl_cli.reporting import SweepLogger, ranking_table
     from rl_cli.resume import (
         check_unchanged,
         comparable,
