@@ -118,9 +118,11 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _changes(now: Any, then: Any, at: str = "") -> list[str]:
+    """The fields the checkpoint recorded (`then`) that `now` changes or drops; a field it did
+    not record (one a later version writes) is not a change."""
     if isinstance(now, dict) and isinstance(then, dict):
-        return [c for k in sorted(set(now) | set(then), key=str)
-                for c in _changes(now.get(k), then.get(k), f"{at}.{k}" if at else str(k))]
+        return [c for k in sorted(then, key=str)
+                for c in _changes(now.get(k), then[k], f"{at}.{k}" if at else str(k))]
     return [] if now == then else [f"{at}: {then!r} -> {now!r}"]
 
 
