@@ -118,11 +118,13 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _changes(now: Any, then: Any, at: str = "") -> list[str]:
-    """The fields the checkpoint recorded (`then`) that `now` changes or drops; a field it did
-    not record (one a later version writes) is not a change."""
+    """The fields of `now` that differ from what the checkpoint recorded (`then`); a top-level
+    field it did not record (one another version writes) is not a change, a key added inside a
+    recorded section (a `--set` in `request.sets`) is."""
     if isinstance(now, dict) and isinstance(then, dict):
-        return [c for k in sorted(then, key=str)
-                for c in _changes(now.get(k), then[k], f"{at}.{k}" if at else str(k))]
+        keys = set(then) if not at else set(then) | set(now)
+        return [c for k in sorted(keys, key=str)
+                for c in _changes(now.get(k), then.get(k), f"{at}.{k}" if at else str(k))]
     return [] if now == then else [f"{at}: {then!r} -> {now!r}"]
 
 
