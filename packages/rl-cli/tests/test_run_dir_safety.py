@@ -128,3 +128,25 @@ def test_a_refused_write_reads_as_one_line_with_what_to_do(code, hint, tmp_path)
     error.resume_dir = run  # type: ignore[attr-defined]
     assert describe_os_error(error).endswith(
         f"; then `rl resume {run}` continues from its last checkpoint")
+
+
+def test_an_edited_config_is_told_from_a_legitimate_resume() -> None:
+    """What `rl resume` calls an edit of config.json: a changed or added setting anywhere in
+    the recorded sections; not what a resume may change (the budget, the machine, the session's
+    own settings), nor a top-level field the checkpoint did not record."""
+    from rl_cli.resume import _changes, comparable
+
+    recorded = {"algo": "ppo", "hparams": {"lr": 0.005}, "config": {"total_timesteps": 5},
+                "request": {"sets": {}, "devices": None, "total_timesteps": 5}, "command": ["a"]}
+    then = comparable(recorded)
+    same = {**recorded, "config": {"total_timesteps": 9}, "command": ["b"], "resumed": [{}],
+            "request": {"sets": {}, "devices": None, "total_timesteps": 9, "progress": False},
+            "steps_per_member": 9, "a_later_field": 1}
+    assert _changes(comparable(same), then) == []
+    edits = [({"hparams": {"lr": 0.001}}, "hparams.lr: 0.005 -> 0.001"),
+             ({"request": {"sets": {"lr": "1e-3"}, "devices": None}}, "request.sets.lr"),
+             ({"request": {"sets": {}, "devices": 2}}, "request.devices: None -> 2"),
+             ({"algo": "dpo"}, "algo: 'ppo' -> 'dpo'")]
+    for change, named in edits:
+        found = _changes(comparable({**recorded, **change}), then)
+        assert len(found) == 1 and found[0].startswith(named), (change, found)
