@@ -42,6 +42,7 @@ from rl_cli.errors import UserError
 MAGIC = b"RLCKPT1\n"
 FOLDER = "checkpoints"
 KEEP = 2
+TEMP_PREFIX = ".tmp-"  # a checkpoint being written: `.tmp-<pid>-updates-<N>.ckpt`
 
 
 class CorruptCheckpoint(ValueError):
@@ -76,7 +77,7 @@ def write_checkpoint(run_dir: Path, state: Any, info: dict[str, Any]) -> Path:
     header = json.dumps({**fields, "sha256": _digest(fields, payload)}).encode()
     path = checkpoint_path(run_dir, state.updates_done)
     path.parent.mkdir(exist_ok=True)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
     try:
         write_durably(tmp, MAGIC + struct.pack("<Q", len(header)) + header + payload)
         os.replace(tmp, path)
@@ -103,6 +104,15 @@ def _digest(fields: dict[str, Any], payload: bytes) -> str:
     """SHA-256 of the header's fields (canonical JSON) and the payload: a change to either, such
     as an update count or a leaf shape, is caught before anything is loaded."""
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode() + payload).hexdigest()
+
+
+def remove_stale_temporaries(run_dir: Path) -> None:
+    """Removes the temporary files of writes a killed process left half done (call it only while
+    holding the run directory's lock: another process may be writing one)."""
+    folder = run_dir / FOLDER
+    if folder.is_dir():
+        for stale in folder.glob(f"{TEMP_PREFIX}*"):
+            stale.unlink(missing_ok=True)
 
 
 def list_checkpoints(run_dir: Path) -> list[Path]:

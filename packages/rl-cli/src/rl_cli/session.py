@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rl_cli import timings
+from rl_cli.checkpoint import list_checkpoints, remove_stale_temporaries
 from rl_cli.errors import RunStopped, Terminated, UserError
 from rl_cli.reporting import summarise_chunk
 from rl_cli.rundir import RunLock
@@ -131,7 +132,7 @@ class StopRequest:
 
 def _stop(signum: int, frame: Any) -> None:
     StopRequest.signum = signum
-    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated()
+    StopRequest.raise_if_requested()
 
 
 @contextlib.contextmanager
@@ -151,8 +152,7 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
     removed: BaseException | None = None
     try:
         with RunLock(run_dir):
-            for stale in (run_dir / "checkpoints").glob(".tmp-*"):  # a killed writer's
-                stale.unlink(missing_ok=True)
+            remove_stale_temporaries(run_dir)
             if own:
                 for sig in previous:
                     signal.signal(sig, _stop)
@@ -163,8 +163,7 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
                     for sig in previous:  # a copy of the signal must not cut the clean-up
                         signal.signal(sig, signal.SIG_IGN)
                 metrics = run_dir / "metrics.jsonl"
-                kept = any((run_dir / "checkpoints").glob("*.ckpt")) or \
-                    (run_dir / "params.eqx").exists() or \
+                kept = bool(list_checkpoints(run_dir)) or (run_dir / "params.eqx").exists() or \
                     (metrics.exists() and metrics.stat().st_size > 0)
                 if not fresh or kept:
                     raise
@@ -172,7 +171,7 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
             except OSError as e:
                 if e.filename is None:
                     e.filename = str(run_dir)
-                if any((run_dir / "checkpoints").glob("*.ckpt")):
+                if list_checkpoints(run_dir):
                     e.resume_dir = run_dir  # type: ignore[attr-defined]
                 raise
         if removed is not None:  # after the lock is closed: nothing inside is held open
