@@ -1,6 +1,7 @@
 """The port's contract (`rl_core.check_environment`) over every registered environment id, for
 whatever backends are registered and installed (`rl_envs.list_envs()`), so a backend added to
-`rl_envs.BACKENDS` is checked here without editing this file.
+`rl_envs.BACKENDS`, or registered by an installed package, is checked here without editing
+this file.
 
 The default run checks a representative fast subset per backend (`FAST`, or a backend's first id
 when it has no entry); `pytest -m slow tests/test_all_envs_contract.py` checks every id.
@@ -27,7 +28,7 @@ FAST: dict[str, list[str]] = {
 
 def _fast_ids() -> list[str]:
     out = []
-    for backend in rl_envs.BACKENDS:
+    for backend in rl_envs.backends():
         ids = [i for i in ALL_IDS if i.split("/", 1)[0] == backend]
         chosen = [i for i in FAST.get(backend, []) if i in ids] or ids[:1]
         out += chosen
@@ -38,7 +39,7 @@ FAST_IDS = _fast_ids()
 
 
 def test_every_installed_backend_is_represented() -> None:
-    installed = {b for b in rl_envs.BACKENDS if rl_envs.backend_installed(b)}
+    installed = {b for b in rl_envs.backends() if rl_envs.backend_installed(b)}
     assert {i.split("/", 1)[0] for i in FAST_IDS} == installed
     assert set(FAST_IDS) <= set(ALL_IDS) and len(ALL_IDS) == len(set(ALL_IDS))
 

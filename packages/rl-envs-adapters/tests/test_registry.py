@@ -45,7 +45,7 @@ def test_known_env_kwarg_is_applied() -> None:
 
 def test_list_envs() -> None:
     ids = rl_envs.list_envs()
-    installed = [b for b in rl_envs.BACKENDS if rl_envs.backend_installed(b)]
+    installed = [b for b in rl_envs.backends() if rl_envs.backend_installed(b)]
     assert {"gymnax", "brax", "jumanji", "pgx", "native"} <= set(installed)
     assert ids == [i for b in installed for i in rl_envs.list_envs(b)]
     assert len(ids) == len(set(ids))

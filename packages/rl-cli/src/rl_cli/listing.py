@@ -21,7 +21,7 @@ def _listing_key() -> str:
     import rl_envs
 
     h = hashlib.sha256()
-    for p, b in sorted(rl_envs.BACKENDS.items()):
+    for p, b in sorted(rl_envs.BACKENDS.items()):  # built in (plugins' rows are not kept)
         try:
             version = importlib.metadata.version(b.library) if b.library else "built in"
         except importlib.metadata.PackageNotFoundError:
@@ -37,14 +37,17 @@ def env_rows(prefix: str) -> list[list[str]]:
     """`[id, family, observation space, action space]` of every id of an installed backend.
     Building every environment to read its spaces takes tens of seconds (each library's import
     and constructors), so the rows are kept in `~/.cache/rl/envs/` (`RL_CACHE_DIR` moves it),
-    keyed by `_listing_key`; an unwritable cache only means building them again next time."""
+    keyed by `_listing_key`; an unwritable cache only means building them again next time. A
+    backend an installed package registers is built every time (its code may be the user's
+    work in progress)."""
     import json
     import os
     from pathlib import Path
 
     import rl_envs
-    from rl_core import describe
 
+    if rl_envs.backends()[prefix].plugin is not None:
+        return _build_rows(prefix)
     folder = Path(os.environ.get("RL_CACHE_DIR") or rl_cache_dir()) / "envs"
     path = folder / f"{prefix}-{_listing_key()}.json"
     try:
@@ -55,11 +58,7 @@ def env_rows(prefix: str) -> list[list[str]]:
             return rows
     except (OSError, ValueError):  # none yet, unreadable or damaged: build the rows again
         pass
-    rows = []
-    for env_id in rl_envs.list_envs(prefix, installed_only=False):
-        env = rl_envs.make(env_id)
-        rows.append([env_id, rl_envs.family(env_id), describe(env.observation_space),
-                     describe(env.action_space)])
+    rows = _build_rows(prefix)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -67,6 +66,18 @@ def env_rows(prefix: str) -> list[list[str]]:
         os.replace(tmp, path)
     except OSError:
         pass
+    return rows
+
+
+def _build_rows(prefix: str) -> list[list[str]]:
+    import rl_envs
+    from rl_core import describe
+
+    rows = []
+    for env_id in rl_envs.list_envs(prefix, installed_only=False):
+        env = rl_envs.make(env_id)
+        rows.append([env_id, rl_envs.family(env_id), describe(env.observation_space),
+                     describe(env.action_space)])
     return rows
 
 
@@ -81,11 +92,12 @@ def print_envs(backend: str | None) -> None:
     import rl_envs
 
     console = Console()
-    prefixes = [backend] if backend else list(rl_envs.BACKENDS)
+    known = rl_envs.backends()
+    prefixes = [backend] if backend else list(known)
     missing = []
     for p in prefixes:
-        if p not in rl_envs.BACKENDS:
-            raise UserError(f"unknown backend '{p}'; known: {', '.join(rl_envs.BACKENDS)}")
+        if p not in known:
+            raise UserError(f"unknown backend '{p}'; known: {', '.join(known)}")
         if not rl_envs.backend_installed(p):
             missing.append(p)
             ids = rl_envs.list_envs(p, installed_only=False)
@@ -94,7 +106,8 @@ def print_envs(backend: str | None) -> None:
                           f"{escape(rl_envs.missing_extra_message(p))}", soft_wrap=True)
             continue
         rows = env_rows(p)
-        table = Table(title=f"{p} ({len(rows)} environments)", title_justify="left",
+        source = f", from {known[p].plugin}" if known[p].plugin else ""
+        table = Table(title=f"{p} ({len(rows)} environments{source})", title_justify="left",
                       box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("id", no_wrap=True)  # ids stay greppable in a narrow terminal
         table.add_column("family", no_wrap=True)

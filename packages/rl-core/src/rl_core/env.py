@@ -31,10 +31,11 @@ class Environment(Protocol):
 # The environment families: the vocabulary shared by the adapters (each environment id belongs to
 # one, `rl_envs.family(id)`) and the algorithms (their presets are keyed by family). One place,
 # so an adapter and an algorithm cannot drift apart on a name; `continuous_control` is no
-# adapter's family but the presets' name for any task with Box actions.
+# adapter's family but the presets' name for any task with Box actions; `custom` is a user's
+# environment that names no family (no preset is keyed by it: the algorithms' defaults apply).
 FAMILIES = frozenset({"classic_control", "minatar", "bsuite", "misc", "brax", "jumanji",
                       "jumanji_snake", "board_game", "card_game", "puzzle", "tabular",
-                      "continuous_control"})
+                      "continuous_control", "custom"})
 # Families whose every task has continuous actions: their own preset (tuned for that family)
 # takes precedence over the generic 'continuous_control' one. Mixed families such as gymnax's
 # 'classic_control' (CartPole and Pendulum) are not listed: their preset is for the discrete tasks.

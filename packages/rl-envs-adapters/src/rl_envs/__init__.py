@@ -1,10 +1,13 @@
 """rl_envs: every supported JAX environment library behind the one rl-core port.
 
     env = rl_envs.make("gymnax/CartPole-v1")
+    env = rl_envs.make("mylab.maze:make_maze", size=7)   # a user's own (rl_envs.custom)
     rl_envs.list_envs()          # ids whose backend is installed
 
 Adapters are imported only when their prefix is asked for; a backend whose library is missing
-raises `MissingBackendError` naming the extra to install.
+raises `MissingBackendError` naming the extra to install. Installed packages add backends through
+the `jaxrlkit.envs` entry points (rl_envs._registry); their environments, and those named by
+`module:factory`, are checked against the port (`rl_core.check_environment`) when made.
 """
 
 from __future__ import annotations
@@ -12,14 +15,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rl_envs._frames import save_gif
 from rl_envs._registry import (
     BACKENDS,
+    CUSTOM_FAMILY,
+    ENTRY_POINT_GROUP,
     EnvError,
     MissingBackendError,
     UnknownEnvironmentError,
     adapter_module,
     all_ids,
     backend_installed,
+    backends,
+    first_line,
+    is_import_path,
     missing_extra_message,
     split_id,
 )
@@ -33,24 +42,52 @@ def make(env_id: str, **kwargs: Any) -> Any:
     """Builds one (unbatched) environment implementing the rl-core port. The keyword `obs_keep`
     (indices: `"0,2"`, `2` or `(0, 2)`) wraps it in `rl_core.MaskObservation`, which hides every
     other entry of its vector observation (a partially observed version of the task); the other
-    keywords go to the backend's environment."""
-    prefix, name = split_id(env_id)
-    if not backend_installed(prefix):
-        raise MissingBackendError(missing_extra_message(prefix))
+    keywords go to the backend's environment (or the factory of `package.module:factory`)."""
+    from rl_envs import custom
+
     keep = kwargs.pop(OBS_KEEP, None)
     for key, value in kwargs.items():  # every backend: no NaN or infinity reaches a simulator
         if isinstance(value, float) and not math.isfinite(value):
             raise EnvError(f"{env_id}: {key} must be a finite number, got {value!r}")
+    if is_import_path(env_id):
+        env = custom.make_from_factory(env_id, **kwargs)
+    else:
+        env = _make_registered(env_id, kwargs)
+    if keep is not None:
+        env = _mask_observation(env_id, env, keep)
+    env.env_id = env_id
+    return env
+
+
+def _make_registered(env_id: str, kwargs: dict[str, Any]) -> Any:
+    """An id of a backend: built by its adapter (a plugin's environments also checked against
+    the port)."""
+    from rl_envs import custom
+
+    prefix, name = split_id(env_id)
+    if not backend_installed(prefix):
+        raise MissingBackendError(missing_extra_message(prefix))
+    plugin = backends()[prefix].plugin
     try:
         env = adapter_module(prefix).make(name, **kwargs)
     except TypeError as e:  # a parameter the environment does not take
         if "keyword argument" not in str(e):
-            raise
+            if plugin is None:
+                raise
+            raise EnvError(f"{env_id}: {plugin}'s make raised TypeError: "
+                           f"{first_line(e)}") from None
         raise EnvError(f"{env_id} does not take the parameter(s) {', '.join(map(repr, kwargs))}"
                        f" ({e})") from None
-    if keep is not None:
-        env = _mask_observation(env_id, env, keep)
-    env.env_id = env_id
+    except EnvError:
+        raise
+    except Exception as e:
+        if plugin is None:
+            raise
+        raise EnvError(f"{env_id}: {plugin}'s make raised {type(e).__name__}: "
+                       f"{first_line(e)}") from None
+    if plugin is not None:
+        env = custom.as_port(env, env_id)
+        custom.check(env, env_id)
     return env
 
 
@@ -68,11 +105,12 @@ def _mask_observation(env_id: str, env: Any, keep: Any) -> Any:
 
 def list_envs(backend: str | None = None, installed_only: bool = True) -> list[str]:
     """Every id that works, optionally for one backend; by default only installed backends."""
-    prefixes = [backend] if backend else list(BACKENDS)
+    known = backends()
+    prefixes = [backend] if backend else list(known)
     out = []
     for p in prefixes:
-        if p not in BACKENDS:
-            raise UnknownEnvironmentError(f"unknown backend '{p}'; known: {', '.join(BACKENDS)}")
+        if p not in known:
+            raise UnknownEnvironmentError(f"unknown backend '{p}'; known: {', '.join(known)}")
         if installed_only and not backend_installed(p):
             continue
         out += [f"{p}/{n}" for n in adapter_module(p).ENV_NAMES]
@@ -85,6 +123,8 @@ def against(env_id: str, kwargs: dict[str, Any], opponent: str | None
     environment arguments, from a run's `kwargs`, of games judged against `opponent` (the
     adapter's default when None), and that opponent's name. None for every other backend; a
     backend that is not installed is a `MissingBackendError` naming what to install."""
+    if is_import_path(env_id):
+        return None
     prefix, _ = split_id(env_id)
     if not backend_installed(prefix):
         raise MissingBackendError(missing_extra_message(prefix))
@@ -94,13 +134,17 @@ def against(env_id: str, kwargs: dict[str, Any], opponent: str | None
 
 def family(env_id: str) -> str:
     """The environment family that selects default hyperparameters ('classic_control',
-    'minatar', ...)."""
+    'minatar', ...); 'custom' for a user's environment that names none."""
+    from rl_envs import custom
+
+    if is_import_path(env_id):
+        return custom.factory_family(env_id)
     prefix, name = split_id(env_id)
-    return adapter_module(prefix).FAMILY[name]
+    return getattr(adapter_module(prefix), "FAMILY", {}).get(name, CUSTOM_FAMILY)
 
 
 __all__ = [
-    "BACKENDS", "OBS_KEEP", "EnvError", "MissingBackendError", "UnknownEnvironmentError", "against",
-    "all_ids",
-    "backend_installed", "family", "list_envs", "make",
+    "BACKENDS", "CUSTOM_FAMILY", "ENTRY_POINT_GROUP", "OBS_KEEP", "EnvError",
+    "MissingBackendError", "UnknownEnvironmentError", "against", "all_ids", "backend_installed",
+    "backends", "family", "is_import_path", "list_envs", "make", "save_gif",
 ]

@@ -4,15 +4,33 @@ An id is `<backend>/<name>`. The backend prefix picks the adapter module, which 
 when that prefix is asked for, so a gymnax run never imports brax. Every adapter module exposes
 `ENV_NAMES` and `FAMILY` (plain data, importable without its library) and `make(name, **kwargs)`.
 The `native` backend holds environments written here in pure JAX (no library to install).
+
+Installed packages add backends through the entry-point group `jaxrlkit.envs`: the entry point's
+name is the prefix, its value the module (or object) with the same three names, e.g.
+
+    [project.entry-points."jaxrlkit.envs"]
+    mylab = "mylab_envs"            # mylab/Maze-v0 -> mylab_envs.make("Maze-v0")
+
+(`FAMILY` may be left out: its environments are then of the family 'custom').
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import importlib.util
+import os
+import re
+import sys
+import warnings
 from dataclasses import dataclass
-from types import ModuleType
+from typing import Any
+
+ENTRY_POINT_GROUP = "jaxrlkit.envs"
+# The family of an environment whose backend or factory does not name one: no algorithm has a
+# preset for it, so it trains with the algorithm's defaults unless `--preset` picks one.
+CUSTOM_FAMILY = "custom"
 
 
 class EnvError(ValueError):
@@ -33,6 +51,7 @@ class Backend:
     module: str  # adapter module, imported lazily
     library: str | None  # the import name of the environment library (None: built in)
     extra: str | None  # the extra of jaxrlkit-envs that installs it (None: built in)
+    plugin: str | None = None  # the installed package that registered it (entry point)
 
 
 BACKENDS: dict[str, Backend] = {
@@ -45,8 +64,35 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
+_PREFIX = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+@functools.cache
+def _plugins() -> dict[str, Backend]:
+    """The backends that installed packages register (entry points of `ENTRY_POINT_GROUP`). A
+    name that clashes with a built-in backend or is not a lower-case prefix is skipped with a
+    warning naming the package, so one bad package does not hide every environment."""
+    from importlib.metadata import entry_points
+
+    out = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        package = ep.dist.name if ep.dist is not None else "an installed package"
+        if ep.name in BACKENDS or ep.name in out or not _PREFIX.fullmatch(ep.name):
+            warnings.warn(f"{package} registers the environment prefix {ep.name!r}, which is "
+                          "taken or not a lower-case name; its environments are left out",
+                          stacklevel=2)
+            continue
+        out[ep.name] = Backend(ep.name, ep.value, None, None, package)
+    return out
+
+
+def backends() -> dict[str, Backend]:
+    """The built-in backends, then those registered by installed packages."""
+    return {**BACKENDS, **_plugins()}
+
+
 def backend_installed(prefix: str) -> bool:
-    library = BACKENDS[prefix].library
+    library = backends()[prefix].library
     return library is None or importlib.util.find_spec(library) is not None
 
 
@@ -59,19 +105,65 @@ def missing_extra_message(prefix: str) -> str:
     )
 
 
-def adapter_module(prefix: str) -> ModuleType:
-    return importlib.import_module(BACKENDS[prefix].module)
+def adapter_module(prefix: str) -> Any:
+    b = backends()[prefix]
+    if b.plugin is None:
+        return importlib.import_module(b.module)
+    return load_object(b.module, f"the '{prefix}' environments of {b.plugin}")
+
+
+# `package.module:attribute` (the attribute may be dotted: `module:Class.factory`).
+IMPORT_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def is_import_path(env_id: str) -> bool:
+    return IMPORT_PATH.fullmatch(env_id) is not None
+
+
+def load_object(path: str, what: str) -> Any:
+    """The object at `path` (`package.module` or `package.module:attribute`), imported as
+    `python -c` would, with the current directory first on `sys.path` (an `rl` command finds
+    the `maze.py` beside it). Every failure is an EnvError naming `what` and the fix."""
+    module_name, _, attribute = path.partition(":")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name is not None and not module_name.startswith(e.name):
+            raise EnvError(f"{what}: importing {module_name} failed: {e}") from None
+        raise EnvError(f"{what}: no module named {e.name!r}: install the package that holds "
+                       "it, or run from the folder that holds it (or put that folder on "
+                       "PYTHONPATH)") from None
+    except Exception as e:  # the module's own code failed: the user's to fix, one line
+        raise EnvError(f"{what}: importing {module_name} raised {type(e).__name__}: "
+                       f"{first_line(e)}") from None
+    for part in attribute.split(".") if attribute else []:
+        if not hasattr(obj, part):
+            names = sorted(n for n, v in vars(obj).items() if callable(v)
+                           and not n.startswith("_") and not isinstance(v, type(os)))
+            raise EnvError(f"{what}: {module_name} has no {attribute!r}; its callables are "
+                           f"{', '.join(names[:12]) or 'nothing public'}"
+                           f"{', ...' if len(names) > 12 else ''}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def first_line(error: BaseException) -> str:
+    """An exception's message as one line (its first non-empty line, else its type)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
 
 
 def all_ids() -> list[str]:
     """Every id of every backend, installed or not (adapter modules list names as plain data)."""
-    return [f"{p}/{n}" for p in BACKENDS for n in adapter_module(p).ENV_NAMES]
+    return [f"{p}/{n}" for p in backends() for n in adapter_module(p).ENV_NAMES]
 
 
 def split_id(env_id: str) -> tuple[str, str]:
     """`"gymnax/CartPole-v1" -> ("gymnax", "CartPole-v1")`, or an error suggesting close ids."""
     prefix, sep, name = env_id.partition("/")
-    if not sep or prefix not in BACKENDS:
+    if not sep or prefix not in backends():
         raise UnknownEnvironmentError(_unknown_message(env_id))
     if name not in adapter_module(prefix).ENV_NAMES:
         raise UnknownEnvironmentError(_unknown_message(env_id))
@@ -89,5 +181,6 @@ def _unknown_message(env_id: str) -> str:
     hint = f" Did you mean {', '.join(repr(lowered[c]) for c in close)}?" if close else ""
     return (
         f"unknown environment '{env_id}'.{hint} "
-        "Ids look like 'gymnax/CartPole-v1'; `rl envs` lists them all."
+        "Ids look like 'gymnax/CartPole-v1' (`rl envs` lists them all), or name your own "
+        "environment's factory as 'package.module:factory'."
     )

@@ -1,16 +1,7 @@
-"""gymnax behind the port.
-
-How gymnax's episode ends map onto the port:
-* gymnax 1.0's `step` always auto-resets and hides the real last observation in `info`. We call
-  `step_env` (no auto-reset) instead and leave resets to rl-core's `AutoReset`, so the work is not
-  done twice and the final observation is the one `step_env` returned.
-* `terminated` is gymnax's own (natural) termination; `truncated` is `is_truncated` (the
-  `max_steps_in_episode` time limit) and only when the episode did not also terminate, so the two
-  flags never both hold and a true terminal is never bootstrapped.
-* gymnax's step `info` (e.g. `discount`) is dropped: it repeats what `terminated` says and is
-  absent at reset, whereas the port promises the same info keys at reset and step.
-Observations are cast to float32 (MinAtar gives bool planes), rewards to float32.
-"""
+"""gymnax behind the port: gymnax's environments by name (`gymnax/CartPole-v1`), each a
+`GymnaxInterface` (rl_envs.gymnax_interface, which says how episode ends map onto the port) with
+gymnax's default parameters under the user's overrides, checked before anything traces them, and
+gymnax's renderers for `rl render`."""
 
 from __future__ import annotations
 
@@ -27,8 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rl_core import Box, Discrete, TimeStep
 from rl_envs._registry import EnvError
+from rl_envs.gymnax_interface import GymnaxInterface
 
 LIBRARY = "gymnax"
 
@@ -59,33 +50,6 @@ EXCLUDED = {
 _UNBOUNDED_OBS = {"MemoryChain-bsuite", "GaussianBandit-misc"}
 ENV_NAMES: list[str] = [n for names in _FAMILIES.values() for n in names]
 FAMILY: dict[str, str] = {n: fam for fam, names in _FAMILIES.items() for n in names}
-
-
-def _action_space(space: Any) -> Any:
-    from gymnax.environments import spaces as gspaces
-
-    if isinstance(space, gspaces.Discrete):
-        return Discrete(int(space.n))
-    if isinstance(space, gspaces.Box):
-        return Box(space.low, space.high, tuple(space.shape), jnp.float32)
-    raise EnvError(f"gymnax action space {type(space).__name__} is not supported by the adapter")
-
-
-def _observation_space(space: Any, shape: tuple[int, ...], bounded: bool) -> Box:
-    """Observations always become a float32 Box whose shape is that of a real reset, because a
-    few gymnax envs declare a space that differs from what they return (FrozenLake declares
-    Discrete(16) and returns the cell index)."""
-    from gymnax.environments import spaces as gspaces
-
-    low: Any = np.float32(-np.inf)
-    high: Any = np.float32(np.inf)
-    if bounded and isinstance(space, gspaces.Discrete):
-        low, high = np.float32(0), np.float32(space.n - 1)
-    elif bounded and isinstance(space, gspaces.Box):
-        lo, hi = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
-        if lo.shape in ((), shape) and hi.shape in ((), shape):
-            low, high = lo, hi
-    return Box(low, high, shape, jnp.float32)
 
 
 # Imported by gymnax's environment modules at their top but used only in their `render` methods
@@ -193,7 +157,7 @@ def _checked(name: str, default: Any, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class GymnaxEnv:
+class GymnaxEnv(GymnaxInterface):
     """One gymnax environment with fixed `EnvParams` (keyword overrides at construction)."""
 
     def __init__(self, name: str, **params: Any):
@@ -201,7 +165,7 @@ class GymnaxEnv:
 
         self.name = name
         self.family = FAMILY[name]
-        self._env, default = gymnax.make(name)
+        env, default = gymnax.make(name)
         fields = set(getattr(default, "__dataclass_fields__", {}))
         unknown = sorted(set(params) - fields)
         if unknown:
@@ -209,38 +173,8 @@ class GymnaxEnv:
                 f"gymnax/{name} has no parameter {', '.join(map(repr, unknown))}; "
                 f"it accepts: {', '.join(sorted(fields)) or 'none'}."
             )
-        self.params = default.replace(**_checked(name, default, params)) if params else default
-        obs_shape = jax.eval_shape(lambda k: self._env.reset_env(k, self.params)[0],
-                                   jax.random.PRNGKey(0)).shape
-        self.observation_space = _observation_space(
-            self._env.observation_space(self.params), tuple(obs_shape), name not in _UNBOUNDED_OBS
-        )
-        self.action_space = _action_space(self._env.action_space(self.params))
-
-    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
-        obs, state = self._env.reset_env(key, self.params)
-        return _strong(state), TimeStep(
-            observation=jnp.asarray(obs, jnp.float32),
-            reward=jnp.zeros((), jnp.float32),
-            terminated=jnp.zeros((), jnp.bool_),
-            truncated=jnp.zeros((), jnp.bool_),
-            info={},
-        )
-
-    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        obs, state, reward, terminated, _ = self._env.step_env(key, state, action, self.params)
-        terminated = jnp.asarray(terminated, jnp.bool_)
-        truncated = jnp.logical_and(
-            jnp.asarray(self._env.is_truncated(state, self.params), jnp.bool_),
-            jnp.logical_not(terminated),
-        )
-        return _strong(state), TimeStep(
-            observation=jnp.asarray(obs, jnp.float32),
-            reward=jnp.asarray(reward, jnp.float32).reshape(()),
-            terminated=terminated.reshape(()),
-            truncated=truncated.reshape(()),
-            info={},
-        )
+        params = default.replace(**_checked(name, default, params)) if params else default
+        super().__init__(env, params, f"gymnax/{name}", bounded=name not in _UNBOUNDED_OBS)
 
     # -- watching (`rl render`) ------------------------------------------------------------------
 
@@ -336,13 +270,6 @@ _RENDERABLE = frozenset({"Acrobot-v1", "CartPole-v1", "Pendulum-v1", "MountainCa
                          "MountainCarContinuous-v0", "Catch-bsuite", "Asterix-MinAtar",
                          "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar",
                          "Pong-misc", "PointRobot-misc", "MetaMaze-misc", "FourRooms-misc"})
-
-
-def _strong(state: Any) -> Any:
-    """The state with every leaf strongly typed. Some gymnax environments build state leaves from
-    Python floats (Pendulum's `last_u = 0.0` at reset): weakly typed there but not after a
-    step, so a jitted loop would see a different carry on its second call and compile again."""
-    return jax.tree.map(lambda x: jnp.asarray(x, jnp.result_type(x)), state)
 
 
 def make(name: str, **kwargs: Any) -> GymnaxEnv:
