@@ -1,0 +1,82 @@
+"""A user's own environment through every command: the example package (examples/maze, installed
+in the workspace, registered as `mylab/Maze-v0` through its entry point) and a module of the
+user's own in the current folder, named `module:factory`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_helpers import run_cli
+from PIL import Image
+
+RL = shutil.which("rl") or str(Path(sys.executable).with_name("rl"))
+# A user's module: gymnax's CartPole as a gymnax-interface (env, params) pair.
+MY_ENVS = '''\
+import gymnax
+
+
+def cartpole(max_steps_in_episode=500):
+    env, params = gymnax.make("CartPole-v1")
+    return env, params.replace(max_steps_in_episode=max_steps_in_episode)
+'''
+
+
+def test_the_example_maze_learns_and_every_command_works_on_it(tmp_path: Path, capsys) -> None:
+    """PPO learns the maze's shortest path (10 steps, return 1; a random legal walk reaches the
+    goal in one episode of nine), and eval, render, resume and plot take the run as they take
+    a built-in one."""
+    code, out, err = run_cli(["--no-compile-cache", "run", "--algo", "ppo", "--env",
+                              "mylab/Maze-v0", "--num-seeds", "2", "--total-timesteps", "200000",
+                              "--logdir", str(tmp_path), "--run-name", "maze", "--no-progress"],
+                             capsys)
+    assert code == 0, err
+    run = tmp_path / "maze"
+    assert json.loads((run / "config.json").read_text())["env"] == "mylab/Maze-v0"
+    code, out, err = run_cli(["eval", str(run), "--episodes", "4"], capsys)
+    assert code == 0, err
+    result = json.loads((run / "eval-greedy.json").read_text())
+    assert result["mean_return"] == [1.0, 1.0], result
+    assert result["mean_length"] == [10.0, 10.0], result  # the shortest path
+    code, out, err = run_cli(["render", str(run), "--member", "1"], capsys)
+    assert code == 0, err
+    with Image.open(run / "render-seed_1.gif") as im:
+        assert im.n_frames == 11  # the start and ten moves
+    code, out, err = run_cli(["resume", str(run), "--total-timesteps", "250000",
+                              "--no-progress"], capsys)
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["resumed_from_update"] > 0 and summary["total_timesteps"] >= 250000
+    code, out, err = run_cli(["plot", str(run), "--out", str(tmp_path / "maze.png")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "maze.png").stat().st_size > 0
+
+
+def test_a_module_in_the_current_folder_trains_as_the_built_in_id(tmp_path: Path, capsys,
+                                                                    monkeypatch) -> None:
+    """`rl run --env my_envs:cartpole`, run from the folder holding my_envs.py (through the
+    installed `rl` command, as a user types it), ends with the very parameters of the same run
+    on `gymnax/CartPole-v1`: the factory's (env, params) pair goes through the gymnax adapter's
+    own code path. `rl eval` from that folder finds the module again through config.json."""
+    (tmp_path / "my_envs.py").write_text(MY_ENVS)
+    common = ["--algo", "ppo", "--preset", "classic_control", "--total-timesteps", "4096",
+              "--env-arg", "max_steps_in_episode=200", "--logdir", str(tmp_path / "runs"),
+              "--no-progress", "--eval-episodes", "0"]
+    p = subprocess.run([RL, "run", "--env", "my_envs:cartpole", "--run-name", "mine", *common],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "RL_COMPILE_CACHE": "0"})
+    assert p.returncode == 0, p.stderr
+    code, _, err = run_cli(["--no-compile-cache", "run", "--env", "gymnax/CartPole-v1",
+                            "--run-name", "builtin", *common], capsys)
+    assert code == 0, err
+    mine, builtin = tmp_path / "runs" / "mine", tmp_path / "runs" / "builtin"
+    assert json.loads((mine / "config.json").read_text())["env"] == "my_envs:cartpole"
+    assert (mine / "params.eqx").read_bytes() == (builtin / "params.eqx").read_bytes()
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["eval", str(mine), "--episodes", "2"], capsys)
+    assert code == 0, err
+    assert "my_envs:cartpole" in out
