@@ -106,7 +106,7 @@ def run(**given: Any) -> None:
         devices=o["devices"], data_parallel=o["data_parallel"], meta_params=o["meta_params"],
         eval_episodes=o["eval_episodes"], halt_on_nan=o["halt_on_nan"],
         checkpoint_every=o["checkpoint_every"], checkpoint_minutes=o["checkpoint_minutes"],
-        eval_every=o["eval_every"],
+        eval_every=o["eval_every"], track=o["track"],
     )
     execute(req)
 
@@ -169,7 +169,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
           run_name: str | None, log_every: int | None, watchdog_seconds: float,
           no_progress: bool, checkpoint_minutes: float, checkpoint_every: int,
           devices: int | None, coordinator: str | None, num_processes: int | None,
-          process_id: int | None, distributed_auto: bool) -> None:
+          process_id: int | None, distributed_auto: bool, track: str | None) -> None:
     """Sweep traced hyperparameters x seeds in one compiled program; rank the points."""
     from rl_cli.overrides import parse_assignments
 
@@ -183,7 +183,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
         algo=algo, env=env_id, grid=parse_grid(grids), sample=parse_sample(samples),
         num_samples=num_samples, num_seeds=num_seeds, seed=seed, total_timesteps=total_timesteps,
         sets=parse_assignments(sets), env_kwargs=env_kwargs(env_args), preset=preset,
-        devices=devices, log_every=log_every,
+        devices=devices, log_every=log_every, track=track,
     )
     start_distributed(coordinator, num_processes, process_id, distributed_auto)
     execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress,

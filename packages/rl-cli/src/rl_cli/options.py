@@ -76,6 +76,9 @@ def training_options(member: str, run_name: str, num_seeds: str) -> Decorator:
                      help="Updates per logged chunk (must divide the number of updates)."),
         watchdog_option("the run"),
         click.option("--no-progress", is_flag=True, help="No progress bar."),
+        click.option("--track", type=click.Choice(["wandb", "trackio"]), default=None,
+                     help="Also send TensorBoard's scalars and the config to an experiment "
+                          "tracker (wandb: WANDB_MODE=offline works without a network)."),
     ]
 
     def apply(f: Any) -> Any:

@@ -12,6 +12,7 @@ import numpy as np
 from rich.table import Table
 
 from rl_cli.stats import finite_or_none, mean_ci95
+from rl_cli.trackers import TrackedWriter, Tracker
 
 # Metrics that count or sum over episodes; everything else is averaged over a chunk.
 _EPISODE_KEYS = ("episode_return_sum", "episode_length_sum", "episode_count")
@@ -66,10 +67,12 @@ def open_metrics(run_dir: Path, resume_at: int | None) -> Any:
 
 
 class RunLogger:
-    """TensorBoard (one series per member and the aggregate) plus metrics.jsonl."""
+    """TensorBoard (one series per member and the aggregate) plus metrics.jsonl, and a copy of
+    every TensorBoard scalar to `tracker` (`--track`) when there is one."""
 
     def __init__(self, run_dir: Path, member_names: list[str], steps_per_update: int,
-                 resume_at: int | None = None, elapsed_offset: float = 0.0):
+                 resume_at: int | None = None, elapsed_offset: float = 0.0,
+                 tracker: Tracker | None = None):
         """`resume_at`: the run continues after that many updates (`rl resume`): metrics.jsonl
         keeps its records up to there and drops later ones (logged after the checkpoint, so
         about to be logged again), and TensorBoard purges its events past that step."""
@@ -78,8 +81,10 @@ class RunLogger:
         self.names = member_names
         self.steps_per_update = steps_per_update
         self.elapsed_offset = elapsed_offset
+        self.tracker = tracker
         purge = purge_step(resume_at, steps_per_update)
-        self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=purge)
+        self.writer = TrackedWriter(SummaryWriter(str(run_dir / "tb"), purge_step=purge),
+                                    tracker)
         self.jsonl = open_metrics(run_dir, resume_at)
 
     def log_eval(self, updates_done: int, returns: np.ndarray) -> None:
@@ -96,6 +101,8 @@ class RunLogger:
                   "greedy_return": [finite_or_none(r) for r in returns]}
         self.jsonl.write(json.dumps(record) + "\n")
         self.jsonl.flush()
+        if self.tracker is not None:
+            self.tracker.commit()
 
     def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
         elapsed += self.elapsed_offset
@@ -126,11 +133,15 @@ class RunLogger:
         }
         self.jsonl.write(json.dumps(record) + "\n")
         self.jsonl.flush()
+        if self.tracker is not None:
+            self.tracker.commit()
 
     def close(self) -> None:
         self.writer.flush()
         self.writer.close()
         self.jsonl.close()
+        if self.tracker is not None:
+            self.tracker.finish()
 
 
 def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
@@ -173,11 +184,12 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
 class SweepLogger:
     """TensorBoard for a sweep: one run directory per member (`tb/<member>`) holding its
     episode-return series and an hparams-plugin session with its hyperparameters, so TensorBoard's
-    HPARAMS tab can filter and sort members; `tb/` itself gets the aggregate; plus metrics.jsonl."""
+    HPARAMS tab can filter and sort members; `tb/` itself gets the aggregate; plus metrics.jsonl.
+    A `tracker` gets every scalar, a member's as `<member>/<tag>`."""
 
     def __init__(self, run_dir: Path, members: list[Any], hparams: list[dict[str, float]],
                  steps_per_update: int, resume_at: int | None = None,
-                 elapsed_offset: float = 0.0):
+                 elapsed_offset: float = 0.0, tracker: Tracker | None = None):
         from tensorboardX import SummaryWriter
         from tensorboardX.summary import hparams as hparams_summary
 
@@ -185,11 +197,14 @@ class SweepLogger:
         self.elapsed_offset = elapsed_offset
         self.members = members
         self.hparams = hparams
+        self.tracker = tracker
         purge = purge_step(resume_at, steps_per_update)
-        self.writer = SummaryWriter(str(run_dir / "tb"), purge_step=purge)
+        self.writer = TrackedWriter(SummaryWriter(str(run_dir / "tb"), purge_step=purge),
+                                    tracker)
         self.member_writers = []
         for m, hp in zip(members, hparams, strict=True):
-            w = SummaryWriter(str(run_dir / "tb" / m.name), purge_step=purge)
+            w = TrackedWriter(SummaryWriter(str(run_dir / "tb" / m.name), purge_step=purge),
+                              tracker, prefix=f"{m.name}/")
             if resume_at is None:
                 exp, ssi, sei = hparams_summary({**hp, "seed": m.seed, "point": m.point},
                                                 {"hparam/final_return": 0.0})
@@ -215,6 +230,8 @@ class SweepLogger:
                   "episode_return": [finite_or_none(r) for r in ret]}
         self.jsonl.write(json.dumps(record) + "\n")
         self.jsonl.flush()
+        if self.tracker is not None:
+            self.tracker.commit()
 
     def close(self, final_returns: np.ndarray) -> None:
         for w, r in zip(self.member_writers, final_returns, strict=True):
@@ -225,6 +242,8 @@ class SweepLogger:
         self.writer.flush()
         self.writer.close()
         self.jsonl.close()
+        if self.tracker is not None:
+            self.tracker.finish()
 
 
 def ranking_table(result: Any, summary: dict[str, Any]) -> Table:

@@ -16,6 +16,7 @@ from rl_cli.capacity import check_member_count
 from rl_cli.errors import UserError
 from rl_cli.overrides import as_jsonable, build_config
 from rl_cli.session import check_output
+from rl_cli.trackers import check_tracker
 
 
 @dataclass
@@ -41,6 +42,7 @@ class RunRequest:
     checkpoint_every: int = 0  # updates between checkpoints (0: only by time, signal and end)
     checkpoint_minutes: float = 10.0  # minutes of training between checkpoints (0: off)
     eval_every: int = 0  # updates between greedy evaluations during training (0: none)
+    track: str | None = None  # an experiment tracker beside TensorBoard (rl_cli.trackers)
 
 
 @dataclass
@@ -65,6 +67,7 @@ def prepare(req: RunRequest) -> Prepared:
     check_member_count(req.num_seeds)
     if req.total_timesteps is not None and req.total_timesteps < 1:
         raise UserError(f"--total-timesteps must be >= 1, got {req.total_timesteps}")
+    check_tracker(req.track)
     if req.eval_episodes < 0:
         raise UserError(f"--eval-episodes must be >= 0 (0: no evaluation), got "
                         f"{req.eval_episodes}")

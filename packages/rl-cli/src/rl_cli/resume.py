@@ -87,8 +87,8 @@ FREE = frozenset({"command", "resumed", "devices", "jax_version", "process_count
                   "mesh_devices", "num_updates", "steps_per_member"})
 FREE_IN = {"config": frozenset({"total_timesteps"}),
            "request": frozenset({"total_timesteps", "progress", "watchdog_seconds", "logdir",
-                                 "run_name"}),
-           "sweep_request": frozenset({"total_timesteps", "watchdog_seconds"})}
+                                 "run_name", "track"}),
+           "sweep_request": frozenset({"total_timesteps", "watchdog_seconds", "track"})}
 
 
 def whole_chunks(record: dict[str, Any], total: int) -> tuple[int, str | None]:

@@ -39,6 +39,7 @@ from rl_cli.resume import (
 )
 from rl_cli.session import claimed, new_run_dir, train_members
 from rl_cli.stats import final_returns, mean_ci95
+from rl_cli.trackers import open_tracker
 from rl_cli.watchdog import Watchdog
 from rl_core import FINAL_RETURN_DEFINITION
 
@@ -116,7 +117,8 @@ def execute(req: RunRequest, console: Console | None = None,
         if run_dir is not None:
             logger = RunLogger(run_dir, names, algo.steps_per_update,
                                resume_at=None if point is None else done,
-                               elapsed_offset=0.0 if point is None else point.elapsed)
+                               elapsed_offset=0.0 if point is None else point.elapsed,
+                               tracker=open_tracker(req.track, run_dir, config_record))
         health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
         evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
         ckpt = checkpointer_for(run_dir, {**info, "record": comparable(config_record)},

@@ -68,6 +68,7 @@ class SweepRequest:
     preset: str | None = None
     devices: int | None = None
     log_every: int | None = None
+    track: str | None = None  # an experiment tracker beside TensorBoard (rl_cli.trackers)
 
 
 @dataclass
@@ -97,7 +98,7 @@ def plan_sweep(req: SweepRequest) -> SweepPlan:
     prepared = prepare(RunRequest(
         algo=req.algo, env=req.env, num_seeds=req.num_seeds, seed=req.seed,
         total_timesteps=req.total_timesteps, sets=req.sets, env_kwargs=req.env_kwargs,
-        preset=req.preset, log_every=req.log_every, devices=req.devices))
+        preset=req.preset, log_every=req.log_every, devices=req.devices, track=req.track))
     swept = [*req.grid, *req.sample]
     check_sweep_keys(prepared.spec, swept)
     overlap = [k for k in swept if k in req.sets]

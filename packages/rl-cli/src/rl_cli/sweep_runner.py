@@ -15,6 +15,7 @@ from rl_cli.sweep import SweepRequest, SweepResult, member_inputs, plan_sweep, s
 from rl_cli.sweep_points import (
     Sample,
 )
+from rl_cli.trackers import open_tracker
 from rl_core import FINAL_RETURN_DEFINITION
 
 
@@ -128,7 +129,8 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                        for m in plan.members]
             logger = SweepLogger(run_dir, plan.members, hp_rows, algo.steps_per_update,
                                  resume_at=None if point is None else done,
-                                 elapsed_offset=0.0 if point is None else point.elapsed)
+                                 elapsed_offset=0.0 if point is None else point.elapsed,
+                                 tracker=open_tracker(req.track, run_dir, record))
         health = HealthMonitor([m.name for m in plan.members])
         ckpt = checkpointer_for(run_dir, {**info, "record": comparable(record)}
                                 if run_dir is not None else info, checkpoint_every,
