@@ -34,7 +34,7 @@ RECORDED = {"algo": "algo", "env": "env_id", "num_seeds": "num_seeds", "seed": "
             "data_parallel": "data_parallel", "meta_params": "meta_params",
             "eval_episodes": "eval_episodes", "halt_on_nan": "halt_on_nan",
             "checkpoint_every": "checkpoint_every", "checkpoint_minutes": "checkpoint_minutes",
-            "eval_every": "eval_every"}
+            "eval_every": "eval_every", "track": "track"}
 
 
 def merged(ctx: click.Context, given: dict[str, Any], config: Path | None,
