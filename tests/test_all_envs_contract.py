@@ -19,6 +19,9 @@ ALL_IDS = rl_envs.list_envs()
 # packages/rl-envs-adapters/tests/test_gymnax_contract_*.py in the default run already.
 FAST: dict[str, list[str]] = {
     "gymnax": ["gymnax/CartPole-v1"],
+    # The cheapest physics to compile (its first id, ant, takes 24 s on a cold CPU); the
+    # generalized and spring pipelines are checked by test_brax_contract.py.
+    "brax": ["brax/inverted_pendulum"],
     # Structured observation, Discrete actions with a mask. (MultiDiscrete per-agent masks are
     # covered by packages/rl-envs-adapters/tests/test_jumanji_adapter.py.)
     "jumanji": ["jumanji/Snake-v1"],

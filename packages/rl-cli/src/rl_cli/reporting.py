@@ -66,26 +66,45 @@ def open_metrics(run_dir: Path, resume_at: int | None) -> Any:
     return open(path, "a")
 
 
-class RunLogger:
-    """TensorBoard (one series per member and the aggregate) plus metrics.jsonl, and a copy of
-    every TensorBoard scalar to `tracker` (`--track`) when there is one."""
+class _Logger:
+    """What a run's and a sweep's logger share: the aggregate TensorBoard writer (`tb/`),
+    metrics.jsonl, and a copy of every TensorBoard scalar to `tracker` (`--track`) when there is
+    one. `resume_at`: the run continues after that many updates (`rl resume`): metrics.jsonl
+    keeps its records up to there and drops later ones (logged after the checkpoint, so about to
+    be logged again), and TensorBoard purges its events past that step."""
+
+    def __init__(self, run_dir: Path, steps_per_update: int, resume_at: int | None,
+                 elapsed_offset: float, tracker: Tracker | None):
+        self.steps_per_update = steps_per_update
+        self.elapsed_offset = elapsed_offset
+        self.tracker = tracker
+        self.purge = purge_step(resume_at, steps_per_update)
+        self.writer = TrackedWriter(run_dir / "tb", self.purge, tracker)
+        self.jsonl = open_metrics(run_dir, resume_at)
+
+    def _record(self, record: dict[str, Any]) -> None:
+        """One line of metrics.jsonl; the tracker gets the scalars logged since the last."""
+        self.jsonl.write(json.dumps(record) + "\n")
+        self.jsonl.flush()
+        if self.tracker is not None:
+            self.tracker.commit()
+
+    def _close(self) -> None:
+        self.writer.flush()
+        self.writer.close()
+        self.jsonl.close()
+        if self.tracker is not None:
+            self.tracker.finish()
+
+
+class RunLogger(_Logger):
+    """TensorBoard (one series per member and the aggregate) plus metrics.jsonl (`_Logger`)."""
 
     def __init__(self, run_dir: Path, member_names: list[str], steps_per_update: int,
                  resume_at: int | None = None, elapsed_offset: float = 0.0,
                  tracker: Tracker | None = None):
-        """`resume_at`: the run continues after that many updates (`rl resume`): metrics.jsonl
-        keeps its records up to there and drops later ones (logged after the checkpoint, so
-        about to be logged again), and TensorBoard purges its events past that step."""
-        from tensorboardX import SummaryWriter
-
+        super().__init__(run_dir, steps_per_update, resume_at, elapsed_offset, tracker)
         self.names = member_names
-        self.steps_per_update = steps_per_update
-        self.elapsed_offset = elapsed_offset
-        self.tracker = tracker
-        purge = purge_step(resume_at, steps_per_update)
-        self.writer = TrackedWriter(SummaryWriter(str(run_dir / "tb"), purge_step=purge),
-                                    tracker)
-        self.jsonl = open_metrics(run_dir, resume_at)
 
     def log_eval(self, updates_done: int, returns: np.ndarray) -> None:
         """A periodic greedy evaluation (`--eval-every`): each member's mean return, as its own
@@ -99,10 +118,7 @@ class RunLogger:
         record = {"update": updates_done, "env_steps": step, "eval": True,
                   "greedy_return_mean": finite_or_none(_nanmean(returns)),
                   "greedy_return": [finite_or_none(r) for r in returns]}
-        self.jsonl.write(json.dumps(record) + "\n")
-        self.jsonl.flush()
-        if self.tracker is not None:
-            self.tracker.commit()
+        self._record(record)
 
     def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
         elapsed += self.elapsed_offset
@@ -131,17 +147,10 @@ class RunLogger:
             "episodes": [int(c) for c in chunk["episodes"]],
             **{k: finite_or_none(v) for k, v in scalars.items()},
         }
-        self.jsonl.write(json.dumps(record) + "\n")
-        self.jsonl.flush()
-        if self.tracker is not None:
-            self.tracker.commit()
+        self._record(record)
 
     def close(self) -> None:
-        self.writer.flush()
-        self.writer.close()
-        self.jsonl.close()
-        if self.tracker is not None:
-            self.tracker.finish()
+        self._close()
 
 
 def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
@@ -181,7 +190,7 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
     return t
 
 
-class SweepLogger:
+class SweepLogger(_Logger):
     """TensorBoard for a sweep: one run directory per member (`tb/<member>`) holding its
     episode-return series and an hparams-plugin session with its hyperparameters, so TensorBoard's
     HPARAMS tab can filter and sort members; `tb/` itself gets the aggregate; plus metrics.jsonl.
@@ -190,28 +199,21 @@ class SweepLogger:
     def __init__(self, run_dir: Path, members: list[Any], hparams: list[dict[str, float]],
                  steps_per_update: int, resume_at: int | None = None,
                  elapsed_offset: float = 0.0, tracker: Tracker | None = None):
-        from tensorboardX import SummaryWriter
         from tensorboardX.summary import hparams as hparams_summary
 
-        self.steps_per_update = steps_per_update
-        self.elapsed_offset = elapsed_offset
+        super().__init__(run_dir, steps_per_update, resume_at, elapsed_offset, tracker)
         self.members = members
         self.hparams = hparams
-        self.tracker = tracker
-        purge = purge_step(resume_at, steps_per_update)
-        self.writer = TrackedWriter(SummaryWriter(str(run_dir / "tb"), purge_step=purge),
-                                    tracker)
         self.member_writers = []
         for m, hp in zip(members, hparams, strict=True):
-            w = TrackedWriter(SummaryWriter(str(run_dir / "tb" / m.name), purge_step=purge),
-                              tracker, prefix=f"{m.name}/")
+            w = TrackedWriter(run_dir / "tb" / m.name, self.purge, tracker,
+                              prefix=f"{m.name}/")
             if resume_at is None:
                 exp, ssi, sei = hparams_summary({**hp, "seed": m.seed, "point": m.point},
                                                 {"hparam/final_return": 0.0})
                 for s in (exp, ssi, sei):
                     w.file_writer.add_summary(s)
             self.member_writers.append(w)
-        self.jsonl = open_metrics(run_dir, resume_at)
 
     def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
         elapsed += self.elapsed_offset
@@ -228,10 +230,7 @@ class SweepLogger:
         record = {"update": updates_done, "env_steps": step, "seconds": round(elapsed, 4),
                   "steps_per_second": sps, "episode_return_mean": finite_or_none(_nanmean(ret)),
                   "episode_return": [finite_or_none(r) for r in ret]}
-        self.jsonl.write(json.dumps(record) + "\n")
-        self.jsonl.flush()
-        if self.tracker is not None:
-            self.tracker.commit()
+        self._record(record)
 
     def close(self, final_returns: np.ndarray) -> None:
         for w, r in zip(self.member_writers, final_returns, strict=True):
@@ -239,11 +238,7 @@ class SweepLogger:
                 w.add_scalar("hparam/final_return", float(r), 0)
             w.flush()
             w.close()
-        self.writer.flush()
-        self.writer.close()
-        self.jsonl.close()
-        if self.tracker is not None:
-            self.tracker.finish()
+        self._close()
 
 
 def ranking_table(result: Any, summary: dict[str, Any]) -> Table:

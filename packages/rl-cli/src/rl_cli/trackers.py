@@ -94,11 +94,16 @@ def open_tracker(kind: str | None, run_dir: Path, config: dict[str, Any]) -> Tra
 
 
 class TrackedWriter:
-    """A TensorBoard `SummaryWriter` whose scalars also go to a tracker, under `prefix + tag`."""
+    """A TensorBoard `SummaryWriter` writing to `path` (events past `purge_step` dropped, for a
+    resumed run) whose scalars also go to `tracker`, under `prefix + tag`."""
 
-    def __init__(self, writer: Any, tracker: Tracker | None, prefix: str = ""):
-        self.writer, self.tracker, self.prefix = writer, tracker, prefix
-        self.file_writer = writer.file_writer
+    def __init__(self, path: Path, purge_step: int | None, tracker: Tracker | None,
+                 prefix: str = ""):
+        from tensorboardX import SummaryWriter
+
+        self.writer = SummaryWriter(str(path), purge_step=purge_step)
+        self.tracker, self.prefix = tracker, prefix
+        self.file_writer = self.writer.file_writer
 
     def add_scalar(self, tag: str, value: float, step: int) -> None:
         self.writer.add_scalar(tag, value, step)
