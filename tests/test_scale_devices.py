@@ -23,7 +23,8 @@ def subprocess_env(devices: int) -> dict[str, str]:
     """The simulated device count, and the test suite's persistent compilation cache."""
     import jax
 
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} "
+           f"--xla_force_host_platform_device_count={devices}",
            "JAX_PLATFORMS": "cpu"}  # the simulated CPU devices, on a GPU host too
     cache = jax.config.jax_compilation_cache_dir
     if cache:
@@ -57,6 +58,7 @@ def test_sharded_members_equal_unsharded_member_for_member(tmp_path: Path) -> No
     assert all(not np.array_equal(p[i], p[i + 1]) for i in range(9))
 
 
+@pytest.mark.learning
 def test_data_parallel_learns_cartpole_like_one_device(tmp_path: Path) -> None:
     """One agent's environments split over 4 devices with all-reduced gradients learns CartPole as
     well as the same agent on one device: 4 seeds each, 1e5 steps (random play scores ~22)."""

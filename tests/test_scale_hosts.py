@@ -24,7 +24,8 @@ SWEEP = ["sweep", "--env", "gymnax/CartPole-v1", "--grid", "lr=3e-4,1e-3", "--nu
 def _env(devices: int) -> dict[str, str]:
     import jax
 
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} "
+           f"--xla_force_host_platform_device_count={devices}",
            "RL_COMPILE_CACHE": "0"}
     for k in ("RL_COORDINATOR_ADDRESS", "RL_NUM_PROCESSES", "RL_PROCESS_ID"):
         env.pop(k, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import rl_envs
 from rl_algos.a2c import A2CConfig, A2CHParams, a2c_loss, make_algorithm, make_train
@@ -46,6 +47,7 @@ def test_a2c_takes_one_optimiser_step_per_rollout() -> None:
     assert res.metrics["loss/value"].shape == (3,)
 
 
+@pytest.mark.learning
 def test_a2c_learns_cartpole() -> None:
     """Two seeds at 2e5 steps of the default (rl-zoo's CartPole) setting: a random policy
     scores ~22; both must balance the pole for at least 475 of the 500 steps."""

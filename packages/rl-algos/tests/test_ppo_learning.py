@@ -19,6 +19,7 @@ NUM_SEEDS = 2
 THRESHOLD = 475.0  # CartPole-v1's "solved" return (the maximum is 500)
 
 
+@pytest.mark.learning
 @pytest.mark.parametrize("fast_update", [False, True])
 def test_ppo_solves_cartpole_on_every_seed(fast_update: bool) -> None:
     env = rl_envs.make("gymnax/CartPole-v1")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import rl_envs
 from rl_algos import get
@@ -105,6 +106,7 @@ def test_pqn_image_observations_use_the_cnn() -> None:
     assert "pqn" in get("pqn").name and "minatar" in get("pqn").presets
 
 
+@pytest.mark.learning
 def test_pqn_learns_cartpole() -> None:
     """Two seeds on a shortened budget must pass a return far above a random policy's (~22).
     The 8-seed, 5e5-step figures are in docs/algorithms.md."""

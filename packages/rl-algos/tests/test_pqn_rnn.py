@@ -11,6 +11,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import rl_envs
 from rl_algos.common.config import hparams_as_arrays
@@ -129,6 +130,7 @@ def test_policy_step_is_the_networks_greedy_action() -> None:
     np.testing.assert_allclose(h2, h_ref, rtol=1e-6)
 
 
+@pytest.mark.learning
 def test_pqn_rnn_learns_memory_chain() -> None:
     """MemoryChain-bsuite: the context bit is seen only at the start and must be reported at the
     end (+1 right, -1 wrong); without memory the return stays at chance (0). Two seeds of the

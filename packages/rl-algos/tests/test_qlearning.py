@@ -106,6 +106,7 @@ def test_qlearning_refuses_continuous_observations() -> None:
         get("ppo").check_env(rl_envs.make("native/GridWorld"))
 
 
+@pytest.mark.learning
 def test_thirty_agents_each_learn_the_shortest_paths() -> None:
     env = rl_envs.make("native/GridWorld")  # 5 x 5, reward -1 per step
     n = 30

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import rl_envs
 from rl_algos import get
@@ -77,6 +78,7 @@ def test_vpg_continuous_smoke() -> None:
         assert np.all(np.isfinite(np.asarray(v))), k
 
 
+@pytest.mark.learning
 def test_vpg_learns_cartpole() -> None:
     """Two seeds of a short run must pass a return that a random policy (~22) never reaches.
     The 8-seed, 1e6-step figure (mean >= 400) is in docs/algorithms.md."""

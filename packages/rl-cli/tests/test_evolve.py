@@ -38,7 +38,8 @@ def run_on_devices(argv: list[str], devices: int) -> None:
     when JAX starts), sharing the test suite's persistent compilation cache."""
     import jax
 
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"}
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} "
+           f"--xla_force_host_platform_device_count={devices}"}
     if jax.config.jax_compilation_cache_dir:
         env["JAX_COMPILATION_CACHE_DIR"] = str(jax.config.jax_compilation_cache_dir)
         env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
