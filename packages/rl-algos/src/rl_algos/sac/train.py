@@ -18,17 +18,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from rl_algos.common import offpolicy
 from rl_algos.common.dense import TwinCritic, critic_loss
-from rl_algos.common.offpolicy import (
-    ReplayExtras,
-    actor_critic_makers,
-    box_policy,
-    off_policy_setup,
-    polyak,
-    replay_init,
-    replay_update,
-    uniform_from_normal,
-)
 from rl_algos.common.policy import agent_fn
 from rl_algos.sac.config import SACConfig
 from rl_algos.sac.losses import (
@@ -55,13 +46,14 @@ class SACParams(NamedTuple):
     log_alpha: jax.Array
 
 
-SACExtras = ReplayExtras  # SAC's own carry: the target critics, the replay buffer's state
+# SAC's own carry: the target critics, the replay buffer's state
+SACExtras = offpolicy.ReplayExtras
 
 
 def networks(env: Any, config: SACConfig) -> tuple[Callable[[jax.Array], GaussianActor],
                                                    Callable[[jax.Array], TwinCritic]]:
     """`key -> GaussianActor` and `key -> TwinCritic` over the flattened observation of `env`."""
-    return actor_critic_makers(env, config, GaussianActor, TwinCritic, "sac")
+    return offpolicy.actor_critic_makers(env, config, GaussianActor, TwinCritic, "sac")
 
 
 def make_policy(env: Any, config: SACConfig) -> Policy:
@@ -77,11 +69,11 @@ def make_policy(env: Any, config: SACConfig) -> Policy:
             return jnp.tanh(mean)
         unit = jnp.tanh(mean + jnp.exp(log_std) * noise)
         if explore is not None:
-            unit = jnp.where(explore, uniform_from_normal(noise), unit)
+            unit = jnp.where(explore, offpolicy.uniform_from_normal(noise), unit)
         return unit
 
     scalar: Any = jax.ShapeDtypeStruct((), jnp.float32)  # the log-temperature's structure
-    return box_policy(env, networks(env, config), unit_action,
+    return offpolicy.box_policy(env, networks(env, config), unit_action,
                       lambda actor, critic: SACParams(actor, critic, scalar))
 
 
@@ -94,7 +86,7 @@ def optimizers(hp: Any) -> tuple[Any, Any, Any]:
 def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
     """SAC on `env` (one unbatched environment implementing the port, bounded Box actions)."""
     config.validate()
-    setup = off_policy_setup(env, config, networks(env, config))
+    setup = offpolicy.off_policy_setup(env, config, networks(env, config))
     actor_static, critic_static, venv, d_act = (setup.actor_static, setup.critic_static,
                                                 setup.venv, setup.d_act)
     policy = make_policy(env, config)
@@ -109,7 +101,7 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
     def make_params(actor: Any, critic: Any, hp: Any) -> SACParams:
         return SACParams(actor, critic, jnp.log(jnp.asarray(hp.init_alpha, jnp.float32)))
 
-    init = replay_init(env, setup, make_params, optimizers, lambda params: params.critic)
+    init = offpolicy.replay_init(env, setup, make_params, optimizers, lambda params: params.critic)
 
     def act(params: SACParams, exploring: jax.Array, hp: Any, ts: Any, z: jax.Array):
         return policy.act(Agent(params), ts.observation, z, False, None, exploring)
@@ -150,7 +142,7 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
         log_alpha = optax.apply_updates(params.log_alpha, updates)
 
         params = SACParams(actor, critic, log_alpha)
-        target_critic = polyak(target_critic, critic, hp.tau)
+        target_critic = offpolicy.polyak(target_critic, critic, hp.tau)
         metrics = {**c_metrics, **a_metrics, **t_metrics}
         return (params, (actor_opt, critic_opt, alpha_opt), target_critic), metrics
 
@@ -162,7 +154,7 @@ def make_algorithm(env: Any, config: SACConfig) -> Algorithm:
         return params, opt_state, target_critic, jax.tree.map(jnp.mean, metrics)
 
     # The learning's normals: the target's, then the actor's reparameterisation noise.
-    update = replay_update(config, setup, act, learn, (g,), (2, g))
+    update = offpolicy.replay_update(config, setup, act, learn, (g,), (2, g))
 
     return Algorithm(init, update, config.num_updates, config.steps_per_update, agent_fn(venv),
                      policy)
