@@ -105,8 +105,8 @@ def test_eval_every_algorithm_after_rl_run(algo, env, sets, tmp_path: Path, caps
     finished episodes, greedy by default and sampling with --stochastic, the JSON written."""
     code, _, err = run_cli(["--no-compile-cache", "run", "--algo", algo, "--env", env,
                             "--num-seeds", "2", "--total-timesteps", "2048", *sets,
-                            "--logdir", str(tmp_path), "--run-name", "r", "--no-progress"],
-                           capsys)
+                            "--logdir", str(tmp_path), "--run-name", "r", "--no-progress",
+                            "--eval-episodes", "0"], capsys)
     assert code == 0, err
     for extra, name in (([], "eval-greedy.json"), (["--stochastic"], "eval-stochastic.json")):
         code, out, err = run_cli(["--no-compile-cache", "eval", str(tmp_path / "r"),
