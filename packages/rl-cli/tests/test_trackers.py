@@ -100,3 +100,38 @@ def test_a_tracker_that_is_not_installed_is_one_line(monkeypatch) -> None:
     with pytest.raises(UserError, match=r"--track wandb needs the wandb package.*"
                                         r"pip install 'jaxrlkit-cli\[wandb\]'"):
         check_tracker("wandb")
+
+
+class _Recorder:
+    """A tracker run that records what it is sent."""
+
+    def __init__(self):
+        self.rows, self.finished = [], False
+
+    def log(self, row, step):
+        self.rows.append((step, dict(row)))
+
+    def finish(self):
+        self.finished = True
+
+
+def test_a_sweep_sends_final_returns_at_its_last_step_and_closes_when_stopped(tmp_path) -> None:
+    """A sweep member's final return reaches the tracker at the last logged step (a tracker drops
+    a step that goes back), and a sweep stopped before its end closes without final returns."""
+    import numpy as np
+
+    from rl_cli.reporting import SweepLogger
+    from rl_cli.sweep_points import Member
+    from rl_cli.trackers import Tracker
+
+    members = [Member(position=s, point=0, seed=s, name=f"p0_seed{s}") for s in (0, 1)]
+    chunk = {"episode_return": np.array([1.0, 2.0]), "episode_length": np.array([3.0, 4.0])}
+    for final in (np.array([5.0, 6.0]), None):
+        run = _Recorder()
+        logger = SweepLogger(tmp_path / str(final is None), members, [{"lr": 1.0}] * 2, 8,
+                             tracker=Tracker("test", run))
+        logger.log(3, 1.0, chunk)
+        logger.close(final)
+        assert run.finished and {step for step, _ in run.rows} == {24}
+        assert run.rows[0][1]["p0_seed1/episode_return"] == 2.0
+        assert ("p0_seed1/hparam/final_return" in run.rows[-1][1]) == (final is not None)

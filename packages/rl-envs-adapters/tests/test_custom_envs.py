@@ -133,6 +133,14 @@ def test_a_broken_factory_is_one_line_each(tmp_path: Path, monkeypatch) -> None:
         "    def reset(self, key):\n"
         "        state, ts = super().reset(key)\n"
         "        return state, ts._replace(observation=ts.observation * 2)\n"
+        "import dataclasses\n"
+        "@dataclasses.dataclass(frozen=True)\n"
+        "class Frozen:\n"
+        "    maze: Maze = dataclasses.field(default_factory=Maze)\n"
+        "    observation_space = property(lambda self: self.maze.observation_space)\n"
+        "    action_space = property(lambda self: self.maze.action_space)\n"
+        "    def reset(self, key): return self.maze.reset(key)\n"
+        "    def step(self, state, action, key): return self.maze.step(state, action, key)\n"
         "def gymnax_without_params():\n"
         "    import gymnax\n"
         "    env, _ = gymnax.make('CartPole-v1')\n"
@@ -147,7 +155,7 @@ def test_a_broken_factory_is_one_line_each(tmp_path: Path, monkeypatch) -> None:
         "lab_envs:boom": "the factory raised KeyError: 'level'",
         "lab_envs:nothing": "returned a NoneType, which lacks reset",
         "lab_envs:VALUE": "not a callable",
-        "lab_envs:missing": "lab_envs has no 'missing'; its callables are Impure, Maze, boom,",
+        "lab_envs:missing": "lab_envs has no 'missing'; its callables are Frozen, Impure, Maze,",
         "lab_envs:Impure": "breaks the environment port: reset: observation outside",
         "lab_envs:gymnax_without_params": "without `default_params`",
         "broken_import:f": "importing broken_import failed: No module named "
@@ -158,18 +166,27 @@ def test_a_broken_factory_is_one_line_each(tmp_path: Path, monkeypatch) -> None:
             rl_envs.make(path)
         assert hint in str(e.value), (path, str(e.value))
         assert "\n" not in str(e.value)
+    # a frozen environment (a frozen dataclass, an equinox module) is taken as it is
+    assert rl_envs.make("lab_envs:Frozen").action_space == Discrete(4)
+    with pytest.raises(rl_envs.EnvError, match="lab_envs:Frozen has no 'nope'"):
+        rl_envs.make("lab_envs:Frozen.nope")
 
 
 def test_a_clashing_or_badly_named_entry_point_is_left_out(tmp_path: Path, monkeypatch) -> None:
     """An installed package (here a dist-info folder on the path, as pip leaves one) that
     registers a built-in prefix or a name that is no prefix is skipped with a warning; its
     good entry point is kept."""
+
+    def ids():
+        with pytest.warns(UserWarning):
+            return rl_envs.all_ids()
+
     info = tmp_path / "lab_plugin-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lab-plugin\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
         "[jaxrlkit.envs]\ngymnax = rl_example_maze\nBad/Name = rl_example_maze\n"
-        "lab = rl_example_maze\n")
+        "lab = rl_example_maze\nbroken = no_such_module_xyz\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     _registry._plugins.cache_clear()
     try:
@@ -178,5 +195,10 @@ def test_a_clashing_or_badly_named_entry_point_is_left_out(tmp_path: Path, monke
         assert found["gymnax"].plugin is None and "Bad/Name" not in found
         assert found["lab"].plugin == "lab-plugin"
         assert rl_envs.list_envs("lab") == ["lab/Maze-v0"]
+        # a package whose module does not import hides only its own environments
+        with pytest.warns(UserWarning, match="the 'broken' environments of lab-plugin"):
+            assert "lab/Maze-v0" in rl_envs.list_envs() and "gymnax/CartPole-v1" in ids()
+        with pytest.raises(rl_envs.EnvError, match="no module named 'no_such_module_xyz'"):
+            rl_envs.make("broken/Maze-v0")
     finally:
         _registry._plugins.cache_clear()

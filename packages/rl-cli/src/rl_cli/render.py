@@ -19,6 +19,8 @@ import numpy as np
 from rl_cli.errors import UserError
 from rl_cli.evaluate import load_for_play
 from rl_cli.play import acting_env
+from rl_envs import EnvError
+from rl_envs._registry import first_line
 
 
 class RenderResult(NamedTuple):
@@ -99,7 +101,13 @@ def render(run_dir: str | Path, out: Path | None = None, member: int = 0, seed: 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.tmp{suffix}")
     try:
-        run.env.render_episode(frames, str(tmp))
+        try:
+            run.env.render_episode(frames, str(tmp))
+        except (UserError, EnvError):
+            raise
+        except Exception as e:  # the renderer's own failure (a user's environment's too)
+            raise UserError(f"{run.env_id}'s renderer raised {type(e).__name__}: "
+                            f"{first_line(e)}") from None
         tmp.replace(out)
     finally:
         tmp.unlink(missing_ok=True)

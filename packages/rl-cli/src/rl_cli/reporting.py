@@ -202,6 +202,7 @@ class SweepLogger(_Logger):
         from tensorboardX.summary import hparams as hparams_summary
 
         super().__init__(run_dir, steps_per_update, resume_at, elapsed_offset, tracker)
+        self.last_step = 0 if resume_at is None else resume_at * steps_per_update
         self.members = members
         self.hparams = hparams
         self.member_writers = []
@@ -218,6 +219,7 @@ class SweepLogger(_Logger):
     def log(self, updates_done: int, elapsed: float, chunk: dict[str, Any]) -> None:
         elapsed += self.elapsed_offset
         step = updates_done * self.steps_per_update
+        self.last_step = step
         ret, length = chunk["episode_return"], chunk["episode_length"]
         for w, r, n in zip(self.member_writers, ret, length, strict=True):
             if np.isfinite(r):
@@ -232,10 +234,17 @@ class SweepLogger(_Logger):
                   "episode_return": [finite_or_none(r) for r in ret]}
         self._record(record)
 
-    def close(self, final_returns: np.ndarray) -> None:
-        for w, r in zip(self.member_writers, final_returns, strict=True):
-            if np.isfinite(r):
-                w.add_scalar("hparam/final_return", float(r), 0)
+    def close(self, final_returns: np.ndarray | None = None) -> None:
+        """`final_returns` (one per member; None when the sweep was stopped early) go to
+        TensorBoard's HPARAMS tab (at step 0, where its hparams session is) and to the tracker
+        at the last logged step (a tracker drops steps that go back)."""
+        for i, w in enumerate(self.member_writers):
+            r = None if final_returns is None else final_returns[i]
+            if r is not None and np.isfinite(r):
+                w.writer.add_scalar("hparam/final_return", float(r), 0)
+                if self.tracker is not None:
+                    self.tracker.scalar(f"{w.prefix}hparam/final_return", float(r),
+                                        self.last_step)
             w.flush()
             w.close()
         self._close()

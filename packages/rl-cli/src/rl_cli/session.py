@@ -104,7 +104,9 @@ def new_run_dir(logdir: Path, stem: str, run_name: str | None = None) -> Path:
     exists, so that no run overwrites another. The name and the log directory are checked first
     (`check_output`); a failure to create the directory is a UserError."""
     check_output(logdir, run_name)
-    name = run_name or f"{stem.replace('/', '_')}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    # An id's '/' (and an import path's ':') would be a folder or a drive separator.
+    stem = stem.replace("/", "_").replace(":", "_")
+    name = run_name or f"{stem}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     path, i = logdir / name, 1
     while path.exists():
         i += 1

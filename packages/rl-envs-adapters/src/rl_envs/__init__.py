@@ -12,7 +12,9 @@ the `jaxrlkit.envs` entry points (rl_envs._registry); their environments, and th
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 from typing import Any
 
 from rl_envs._frames import save_gif
@@ -27,6 +29,7 @@ from rl_envs._registry import (
     all_ids,
     backend_installed,
     backends,
+    env_names,
     first_line,
     is_import_path,
     missing_extra_message,
@@ -55,7 +58,10 @@ def make(env_id: str, **kwargs: Any) -> Any:
         env = _make_registered(env_id, kwargs)
     if keep is not None:
         env = _mask_observation(env_id, env, keep)
-    env.env_id = env_id
+    try:
+        env.env_id = env_id
+    except (AttributeError, TypeError, dataclasses.FrozenInstanceError):
+        pass  # a frozen environment (a frozen dataclass, an equinox module) keeps its own
     return env
 
 
@@ -113,7 +119,12 @@ def list_envs(backend: str | None = None, installed_only: bool = True) -> list[s
             raise UnknownEnvironmentError(f"unknown backend '{p}'; known: {', '.join(known)}")
         if installed_only and not backend_installed(p):
             continue
-        out += [f"{p}/{n}" for n in adapter_module(p).ENV_NAMES]
+        try:
+            out += [f"{p}/{n}" for n in env_names(p)]
+        except EnvError as e:
+            if backend is not None or known[p].plugin is None:
+                raise
+            warnings.warn(str(e), stacklevel=2)  # one broken package hides only its own
     return out
 
 

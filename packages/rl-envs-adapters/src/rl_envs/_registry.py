@@ -120,17 +120,19 @@ def is_import_path(env_id: str) -> bool:
     return IMPORT_PATH.fullmatch(env_id) is not None
 
 
-def load_object(path: str, what: str) -> Any:
-    """The object at `path` (`package.module` or `package.module:attribute`), imported as
-    `python -c` would, with the current directory first on `sys.path` (an `rl` command finds
-    the `maze.py` beside it). Every failure is an EnvError naming `what` and the fix."""
+def load_object(path: str, what: str, from_cwd: bool = False) -> Any:
+    """The object at `path` (`package.module` or `package.module:attribute`); with `from_cwd`,
+    imported as `python -c` would, with the current directory first on `sys.path` (an `rl`
+    command finds the `maze.py` beside it). Every failure is an EnvError naming `what` and the
+    fix."""
     module_name, _, attribute = path.partition(":")
-    if "" not in sys.path and os.getcwd() not in sys.path:
+    if from_cwd and "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         obj: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
-        if e.name is not None and not module_name.startswith(e.name):
+        if e.name is not None and not (module_name == e.name
+                                       or module_name.startswith(e.name + ".")):
             raise EnvError(f"{what}: importing {module_name} failed: {e}") from None
         raise EnvError(f"{what}: no module named {e.name!r}: install the package that holds "
                        "it, or run from the folder that holds it (or put that folder on "
@@ -138,13 +140,16 @@ def load_object(path: str, what: str) -> Any:
     except Exception as e:  # the module's own code failed: the user's to fix, one line
         raise EnvError(f"{what}: importing {module_name} raised {type(e).__name__}: "
                        f"{first_line(e)}") from None
+    where = module_name
     for part in attribute.split(".") if attribute else []:
         if not hasattr(obj, part):
-            names = sorted(n for n, v in vars(obj).items() if callable(v)
-                           and not n.startswith("_") and not isinstance(v, type(os)))
-            raise EnvError(f"{what}: {module_name} has no {attribute!r}; its callables are "
-                           f"{', '.join(names[:12]) or 'nothing public'}"
+            values = {n: getattr(obj, n, None) for n in dir(obj) if not n.startswith("_")}
+            names = sorted(n for n, v in values.items()
+                           if callable(v) and not isinstance(v, type(os)))
+            raise EnvError(f"{what}: {where} has no {part!r}; its callables are "
+                           f"{', '.join(names[:12]) or 'none'}"
                            f"{', ...' if len(names) > 12 else ''}")
+        where = f"{module_name}:{part}" if where == module_name else f"{where}.{part}"
         obj = getattr(obj, part)
     return obj
 
@@ -155,9 +160,28 @@ def first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
+def env_names(prefix: str) -> list[str]:
+    """The names a backend's adapter module lists (`ENV_NAMES`); a registered package whose
+    module does not list them is an EnvError naming it."""
+    names = getattr(adapter_module(prefix), "ENV_NAMES", None)
+    if names is None:
+        raise EnvError(f"the '{prefix}' environments of {backends()[prefix].plugin}: its module "
+                       "has no ENV_NAMES (the list of its environment names)")
+    return list(names)
+
+
 def all_ids() -> list[str]:
-    """Every id of every backend, installed or not (adapter modules list names as plain data)."""
-    return [f"{p}/{n}" for p in backends() for n in adapter_module(p).ENV_NAMES]
+    """Every id of every backend, installed or not (adapter modules list names as plain data);
+    a registered package that fails to load is left out with a warning."""
+    out = []
+    for p, b in backends().items():
+        try:
+            out += [f"{p}/{n}" for n in env_names(p)]
+        except EnvError as e:
+            if b.plugin is None:
+                raise
+            warnings.warn(str(e), stacklevel=2)
+    return out
 
 
 def split_id(env_id: str) -> tuple[str, str]:
@@ -165,7 +189,7 @@ def split_id(env_id: str) -> tuple[str, str]:
     prefix, sep, name = env_id.partition("/")
     if not sep or prefix not in backends():
         raise UnknownEnvironmentError(_unknown_message(env_id))
-    if name not in adapter_module(prefix).ENV_NAMES:
+    if name not in env_names(prefix):
         raise UnknownEnvironmentError(_unknown_message(env_id))
     return prefix, name
 

@@ -30,7 +30,7 @@ GUIDE = "docs/custom-environments.md"
 
 
 def load_factory(path: str) -> Any:
-    factory = load_object(path, f"--env {path}")
+    factory = load_object(path, f"--env {path}", from_cwd=True)
     if not callable(factory):
         raise EnvError(f"--env {path}: that is an object of type {type(factory).__name__}, not a "
                        "callable; name a function or class that returns the environment")
@@ -89,11 +89,8 @@ def _gymnax(env: Any, params: Any, label: str) -> GymnaxInterface:
 
 
 def check(env: Any, label: str) -> None:
-    """`rl_core.check_environment` once per environment object, its findings as one EnvError
-    line (an exception the environment's own code raised while being checked included)."""
-    key = id(env)
-    if key in _checked:
-        return
+    """`rl_core.check_environment` on `env`, its findings as one EnvError line (an exception the
+    environment's own code raised while being checked included)."""
     from rl_core import EnvironmentContractError, check_environment
 
     try:
@@ -104,10 +101,6 @@ def check(env: Any, label: str) -> None:
     except Exception as e:
         raise EnvError(f"{label}: checking it against the environment port, its code raised "
                        f"{type(e).__name__}: {first_line(e)} (see {GUIDE})") from None
-    _checked[key] = env  # kept alive, so its id is not reused
-
-
-_checked: dict[int, Any] = {}
 
 
 @functools.cache
