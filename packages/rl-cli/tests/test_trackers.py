@@ -135,3 +135,18 @@ def test_a_sweep_sends_final_returns_at_its_last_step_and_closes_when_stopped(tm
         assert run.finished and {step for step, _ in run.rows} == {24}
         assert run.rows[0][1]["p0_seed1/episode_return"] == 2.0
         assert ("p0_seed1/hparam/final_return" in run.rows[-1][1]) == (final is not None)
+
+
+def test_a_tracker_that_cannot_start_is_one_line_and_leaves_no_run(tmp_path: Path) -> None:
+    """wandb online without a login refuses to start: one line with the offline hint, exit 2,
+    and the run directory made for it is gone (nothing in it to resume)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    p = subprocess.run([RL, *RUN, "--track", "wandb", "--logdir", str(tmp_path / "runs")],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                       stdin=subprocess.DEVNULL,
+                       env={**env, "HOME": str(tmp_path), "RL_COMPILE_CACHE": "0"})
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rl: error: --track wandb:"), p.stderr
+    assert "WANDB_MODE=offline" in lines[0] and "Traceback" not in p.stderr
+    assert list((tmp_path / "runs").iterdir()) == []

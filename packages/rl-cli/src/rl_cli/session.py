@@ -137,14 +137,22 @@ def _stop(signum: int, frame: Any) -> None:
     StopRequest.raise_if_requested()
 
 
+def _holds_results(run_dir: Path) -> bool:
+    """A checkpoint, parameters or a logged chunk: what a stopped run keeps for `rl resume`."""
+    metrics = run_dir / "metrics.jsonl"
+    return bool(list_checkpoints(run_dir)) or (run_dir / "params.eqx").exists() or \
+        (metrics.exists() and metrics.stat().st_size > 0)
+
+
 @contextlib.contextmanager
 def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
     """Holds `run_dir`'s lock (`rundir.RunLock`) while a command trains in it (None: a process
     that writes nothing), with SIGINT and SIGTERM asking it to stop (inside the training loop
     the checkpointer takes them over: checkpoint, then stop). A fresh directory stopped before
     it holds a checkpoint, parameters or a logged chunk is removed, and the stop says so: there
-    is nothing to resume. A read or write the system refuses while it trains names the
-    directory, and the checkpoint `rl resume` would continue from."""
+    is nothing to resume; so is one a `UserError` ends before it holds any (an experiment
+    tracker that cannot start, say). A read or write the system refuses while it trains names
+    the directory, and the checkpoint `rl resume` would continue from."""
     if run_dir is None:
         yield
         return
@@ -152,6 +160,7 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     StopRequest.signum = None
     removed: BaseException | None = None
+    discard = False
     try:
         with RunLock(run_dir):
             remove_stale_temporaries(run_dir)
@@ -164,12 +173,12 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
                 if own:
                     for sig in previous:  # a copy of the signal must not cut the clean-up
                         signal.signal(sig, signal.SIG_IGN)
-                metrics = run_dir / "metrics.jsonl"
-                kept = bool(list_checkpoints(run_dir)) or (run_dir / "params.eqx").exists() or \
-                    (metrics.exists() and metrics.stat().st_size > 0)
-                if not fresh or kept:
+                if not fresh or _holds_results(run_dir):
                     raise
                 removed = stop
+            except UserError:
+                discard = fresh and not _holds_results(run_dir)
+                raise
             except OSError as e:
                 if e.filename is None:
                     e.filename = str(run_dir)
@@ -179,6 +188,8 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
         if removed is not None:  # after the lock is closed: nothing inside is held open
             shutil.rmtree(run_dir, ignore_errors=True)
     finally:
+        if discard:  # the lock is closed: nothing inside is held open
+            shutil.rmtree(run_dir, ignore_errors=True)
         if own:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
