@@ -19,8 +19,7 @@ import numpy as np
 from rl_cli.errors import UserError
 from rl_cli.evaluate import load_for_play
 from rl_cli.play import acting_env
-from rl_envs import EnvError
-from rl_envs._registry import first_line
+from rl_envs import EnvError, first_line
 
 
 class RenderResult(NamedTuple):

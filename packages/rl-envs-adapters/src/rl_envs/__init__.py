@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import Any
 
 from rl_envs._frames import save_gif
@@ -29,9 +28,9 @@ from rl_envs._registry import (
     all_ids,
     backend_installed,
     backends,
-    env_names,
     first_line,
     is_import_path,
+    list_envs,
     missing_extra_message,
     split_id,
 )
@@ -109,25 +108,6 @@ def _mask_observation(env_id: str, env: Any, keep: Any) -> Any:
                        f"{env.observation_space}, e.g. {OBS_KEEP}=0,2 ({e})") from None
 
 
-def list_envs(backend: str | None = None, installed_only: bool = True) -> list[str]:
-    """Every id that works, optionally for one backend; by default only installed backends."""
-    known = backends()
-    prefixes = [backend] if backend else list(known)
-    out = []
-    for p in prefixes:
-        if p not in known:
-            raise UnknownEnvironmentError(f"unknown backend '{p}'; known: {', '.join(known)}")
-        if installed_only and not backend_installed(p):
-            continue
-        try:
-            out += [f"{p}/{n}" for n in env_names(p)]
-        except EnvError as e:
-            if backend is not None or known[p].plugin is None:
-                raise
-            warnings.warn(str(e), stacklevel=2)  # one broken package hides only its own
-    return out
-
-
 def against(env_id: str, kwargs: dict[str, Any], opponent: str | None
             ) -> tuple[dict[str, Any], str] | None:
     """For a backend whose games have built-in opponents (its adapter defines `against`): the
@@ -157,5 +137,5 @@ def family(env_id: str) -> str:
 __all__ = [
     "BACKENDS", "CUSTOM_FAMILY", "ENTRY_POINT_GROUP", "OBS_KEEP", "EnvError",
     "MissingBackendError", "UnknownEnvironmentError", "against", "all_ids", "backend_installed",
-    "backends", "family", "is_import_path", "list_envs", "make", "save_gif",
+    "backends", "family", "first_line", "is_import_path", "list_envs", "make", "save_gif",
 ]

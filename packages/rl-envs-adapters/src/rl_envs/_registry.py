@@ -173,14 +173,25 @@ def env_names(prefix: str) -> list[str]:
 def all_ids() -> list[str]:
     """Every id of every backend, installed or not (adapter modules list names as plain data);
     a registered package that fails to load is left out with a warning."""
+    return list_envs(installed_only=False)
+
+
+def list_envs(backend: str | None = None, installed_only: bool = True) -> list[str]:
+    """Every id that works, optionally for one backend; by default only installed backends."""
+    known = backends()
+    prefixes = [backend] if backend else list(known)
     out = []
-    for p, b in backends().items():
+    for p in prefixes:
+        if p not in known:
+            raise UnknownEnvironmentError(f"unknown backend '{p}'; known: {', '.join(known)}")
+        if installed_only and not backend_installed(p):
+            continue
         try:
             out += [f"{p}/{n}" for n in env_names(p)]
         except EnvError as e:
-            if b.plugin is None:
+            if backend is not None or known[p].plugin is None:
                 raise
-            warnings.warn(str(e), stacklevel=2)
+            warnings.warn(str(e), stacklevel=2)  # one broken package hides only its own
     return out
 
 
