@@ -27,8 +27,8 @@ def subprocess_env(devices: int) -> dict[str, str]:
            f"--xla_force_host_platform_device_count={devices}",
            "JAX_PLATFORMS": "cpu"}  # the simulated CPU devices, on a GPU host too
     cache = jax.config.jax_compilation_cache_dir
-    if cache:
-        env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
+    if cache:  # the scripts read JAX's variables; `rl` reads its own
+        env["JAX_COMPILATION_CACHE_DIR"] = env["RL_COMPILE_CACHE_DIR"] = str(cache)
         env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
     return env
 
@@ -85,7 +85,7 @@ def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None
     `fast_update`, and DPO and LPO through PPO's loop): 2 agents, each over 4 devices; one copy
     of each agent saved, loadable by the evaluation path; and a batch that does not split over
     the devices is refused in one line."""
-    env = {**subprocess_env(4), "RL_COMPILE_CACHE": "0"}
+    env = subprocess_env(4)
     fast = algo.endswith("-fast")
     algo = algo.removesuffix("-fast")
     argv = [RL, "run", "--algo", algo, "--env", "gymnax/CartPole-v1", "--data-parallel",
@@ -135,9 +135,9 @@ def test_data_parallel_run_resumes_bitwise(tmp_path: Path) -> None:
     import signal
     import time
 
-    env = {**subprocess_env(4), "RL_COMPILE_CACHE": "0"}
+    env = subprocess_env(4)
     argv = [RL, "run", "--algo", "ppo", "--env", "gymnax/CartPole-v1", "--data-parallel",
-            "--num-seeds", "2", "--total-timesteps", "8192", "--set", "num_steps=16",
+            "--num-seeds", "2", "--total-timesteps", "4096", "--set", "num_steps=16",
             "--set", "num_minibatches=2", "--log-every", "8", "--checkpoint-every", "8",
             "--eval-episodes", "2", "--no-progress", "--logdir", str(tmp_path)]
     ref = subprocess.run([*argv, "--run-name", "ref"], capture_output=True, text=True,
