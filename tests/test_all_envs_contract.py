@@ -19,8 +19,8 @@ ALL_IDS = rl_envs.list_envs()
 # packages/rl-envs-adapters/tests/test_gymnax_contract_*.py in the default run already.
 FAST: dict[str, list[str]] = {
     "gymnax": ["gymnax/CartPole-v1"],
-    # The cheapest physics to compile (its first id, ant, takes 24 s on a cold CPU); the
-    # generalized and spring pipelines are checked by test_brax_contract.py.
+    # The cheapest physics to compile (its first id, ant, takes 24 s on a cold CPU), on the
+    # generalized pipeline; test_brax_contract.py checks one on the spring pipeline.
     "brax": ["brax/inverted_pendulum"],
     # Structured observation, Discrete actions with a mask. (MultiDiscrete per-agent masks are
     # covered by packages/rl-envs-adapters/tests/test_jumanji_adapter.py.)

@@ -16,9 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-import jax
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import rl_process_env, run_cli
 
 # algo, env, total timesteps, updates per chunk (a checkpoint after every chunk)
 CASES = {
@@ -33,8 +32,13 @@ SETS = {"pqn": ["--set", "num_epochs=2", "--set", "num_minibatches=4", "--set", 
 CLOCK_FIELDS = ("seconds", "steps_per_second")
 
 
-def _rl(args: list[str], **kw) -> subprocess.Popen:
-    env = {**os.environ, "RL_COMPILE_CACHE_DIR": jax.config.jax_compilation_cache_dir or ""}
+# Runs of these algorithms are compared only with other subprocesses' runs, so they compile with
+# full optimisation (`rl_process_env`); PPO's are also compared with runs in this process.
+OPTIMISED = {"pqn", "td3", "sweep"}
+
+
+def _rl(args: list[str], optimised: bool = False, **kw) -> subprocess.Popen:
+    env = rl_process_env(optimised)
     code = "import sys; from rl_cli.main import main; main(sys.argv[1:])"
     return subprocess.Popen([sys.executable, "-c", code, *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
@@ -98,7 +102,7 @@ def _assert_same_run(run_dir: Path, ref: Path) -> None:
 def references(tmp_path_factory) -> dict[str, Path]:
     """The uninterrupted run of each algorithm (run concurrently: they are independent)."""
     logdir = tmp_path_factory.mktemp("reference")
-    procs = {algo: _rl(_args(algo, logdir, algo)) for algo in CASES}
+    procs = {algo: _rl(_args(algo, logdir, algo), algo in OPTIMISED) for algo in CASES}
     for algo, proc in procs.items():
         code, text = _finish(proc)
         assert code == 0, f"{algo}: {text}"
@@ -125,7 +129,7 @@ def test_stopped_run_resumes_bitwise(algo, references, tmp_path) -> None:
     step = 2 * CASES[algo][2]  # updates between checkpoints
     total = json.loads((references[algo] / "config.json").read_text())["num_updates"]
     run_dir = tmp_path / "run"
-    proc = _rl(_args(algo, tmp_path, "run", every=2))
+    proc = _rl(_args(algo, tmp_path, "run", every=2), algo in OPTIMISED)
     for i, signum in enumerate(stops):
         saved = _updates_saved(run_dir)
         room = max(1, (total - saved) // step // (len(stops) - i + 1))
@@ -142,7 +146,7 @@ def test_stopped_run_resumes_bitwise(algo, references, tmp_path) -> None:
         assert not (run_dir / "summary.json").exists(), where
         if i:
             assert "resuming from" in text, f"{where}: {text}"
-        proc = _rl(["resume", str(run_dir), "--no-progress"])
+        proc = _rl(["resume", str(run_dir), "--no-progress"], algo in OPTIMISED)
     code, text = _finish(proc)
     assert code == 0, text
     assert "resuming from" in text
@@ -223,15 +227,16 @@ def test_killed_sweep_resumes_bitwise(tmp_path) -> None:
     """`rl sweep` checkpoints and resumes the same way: its ranking file and metrics come out as
     if it had never stopped."""
     args = ["sweep", "--env", "gymnax/CartPole-v1", "--grid", "lr=1e-3,3e-3", "--num-seeds",
-            "2", "--total-timesteps", "40960", "--log-every", "4", "--checkpoint-every", "4",
+            "2", "--total-timesteps", "20480", "--log-every", "4", "--checkpoint-every", "4",
             "--logdir", str(tmp_path), "--no-progress"]
-    ref = _rl([*args, "--run-name", "ref"])
+    ref = _rl([*args, "--run-name", "ref"], "sweep" in OPTIMISED)
     assert _finish(ref)[0] == 0
-    proc = _rl([*args, "--run-name", "run"])
-    _kill_after(proc, tmp_path / "run", 4 * random.randint(1, 10), 0.0, signal.SIGKILL)
+    proc = _rl([*args, "--run-name", "run"], "sweep" in OPTIMISED)
+    _kill_after(proc, tmp_path / "run", 4 * random.randint(1, 5), 0.0, signal.SIGKILL)
     code, text = _finish(proc)
     assert code == -signal.SIGKILL, text
-    code, text = _finish(_rl(["resume", str(tmp_path / "run"), "--no-progress"]))
+    code, text = _finish(_rl(["resume", str(tmp_path / "run"), "--no-progress"],
+                             "sweep" in OPTIMISED))
     assert code == 0, text
     assert (tmp_path / "run" / "sweep.csv").read_text() == (tmp_path / "ref" / "sweep.csv")\
         .read_text()
@@ -303,7 +308,7 @@ def test_ctrl_c_to_the_process_group_of_uv_run_checkpoints(references, tmp_path)
     chunk = CASES["ppo"][2]
     at = chunk * random.Random(time.time_ns()).randint(1, 8)
     run_dir = tmp_path / "run"
-    env = {**os.environ, "RL_COMPILE_CACHE_DIR": jax.config.jax_compilation_cache_dir or ""}
+    env = rl_process_env()
     proc = subprocess.Popen([uv, "run", "rl", *_args("ppo", tmp_path, "run")], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, cwd=Path(__file__).parents[3])
