@@ -31,7 +31,8 @@ from rl_cli.evolve_records import (
 )
 from rl_cli.meta_params import save_meta_params
 from rl_cli.progress import header
-from rl_cli.session import check_output, new_run_dir
+from rl_cli.rundir import check_output
+from rl_cli.session import new_run_dir
 from rl_cli.startup import resume_gc
 from rl_cli.watchdog import Watchdog
 

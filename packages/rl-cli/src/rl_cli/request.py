@@ -15,7 +15,7 @@ from rl_cli import timings
 from rl_cli.capacity import check_member_count
 from rl_cli.errors import UserError
 from rl_cli.overrides import as_jsonable, build_config
-from rl_cli.session import check_output
+from rl_cli.rundir import check_output
 from rl_cli.trackers import check_tracker
 
 

@@ -2,19 +2,24 @@
 (or `rl sweep`) wrote and holds the files a command needs, and its recorded `config.json` (`rl
 eval`, `rl render`, `rl plot` and `rl resume` all start here, so a wrong path reads the same way
 in each); and the lock a training command holds on it, so that two processes never train into
-one directory and a run still training is not evaluated as if it were finished.
+one directory and a run still training is not evaluated as if it were finished; and the checks
+on where a new run will be written (`check_output`: the run name and the log directory), made
+before anything compiles.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 from rl_cli.errors import UserError
 
 WROTE = "pass a directory that `rl run` wrote (runs/<algo>-<env>-<time>)"
+MAX_NAME_LENGTH = 200  # leaves room for the `-N` suffix within the usual 255-byte file names
 
 
 def read_run_config(path: Path, needs: tuple[str, ...] = (), why: str = WROTE,
@@ -116,3 +121,71 @@ def check_not_training(run_dir: Path) -> None:
     if pid is not None:
         raise UserError(f"'{run_dir}' is still training (pid {pid}): its agents are not final; "
                         "wait for it to end")
+
+
+def check_run_name(run_name: str | None) -> None:
+    """A run name is one directory name inside the log directory, never a path: no separators,
+    no `..`, not empty, no control characters, not too long."""
+    if run_name is None:
+        return
+    fix = "pass a plain name such as --run-name my-run"
+    if not run_name.strip():
+        raise UserError(f"--run-name is empty; {fix} (or leave it out for algo-env-time)")
+    if "/" in run_name or "\\" in run_name:
+        raise UserError(f"--run-name '{run_name}' contains a path separator: it names a "
+                        f"directory inside --logdir, not a path; {fix} (and choose the "
+                        "parent with --logdir)")
+    if ".." in run_name or run_name == ".":
+        raise UserError(f"--run-name '{run_name}' contains '..' or is '.', which would leave "
+                        f"--logdir; {fix}")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in run_name):
+        raise UserError(f"--run-name {run_name!r} contains control or line-break characters; "
+                        f"{fix}")
+    if len(run_name.encode()) > MAX_NAME_LENGTH:
+        raise UserError(f"--run-name is {len(run_name.encode())} bytes long, more than "
+                        f"{MAX_NAME_LENGTH}; {fix}")
+
+
+def check_logdir(logdir: Path) -> None:
+    """`logdir` is a directory this process can create run directories in, or can be created:
+    its nearest existing ancestor is a writable directory. Nothing is written."""
+    if "\0" in str(logdir):
+        raise UserError(f"--logdir {str(logdir)!r} contains a NUL character; pass a directory")
+    if logdir.exists() and not logdir.is_dir():
+        raise UserError(f"--logdir '{logdir}' is a file, not a directory; pass a directory "
+                        "(it is created if missing), e.g. --logdir runs")
+    ancestor = logdir
+    while not ancestor.exists():
+        if ancestor.is_symlink():
+            raise UserError(f"--logdir '{logdir}': '{ancestor}' is a broken symbolic link; "
+                            "remove it or pass another directory")
+        parent = ancestor.parent
+        if parent == ancestor:
+            break
+        ancestor = parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise UserError(f"--logdir '{logdir}' cannot be created: '{ancestor}' is a file, not a "
+                        "directory; pass a directory under an existing directory")
+    if ancestor.is_dir() and not _writable(ancestor):
+        what = "--logdir" if ancestor == logdir else f"--logdir '{logdir}' cannot be created:"
+        raise UserError(f"{what} '{ancestor}' is not writable; pass a directory you can write "
+                        "to (e.g. --logdir runs) or fix its permissions")
+
+
+def _writable(directory: Path) -> bool:
+    """Whether a directory can be created in `directory`: the permission bits (which root
+    ignores), then a real probe (an empty directory, removed at once), which also catches
+    read-only file systems and pseudo file systems such as /proc."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return False
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".rl-probe-", dir=directory))
+    except OSError:
+        return False
+    return True
+
+
+def check_output(logdir: Path, run_name: str | None) -> None:
+    """Every check on where a run will be written, before anything compiles or is written."""
+    check_run_name(run_name)
+    check_logdir(logdir)

@@ -66,7 +66,8 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         resumed_record,
         write_atomic,
     )
-    from rl_cli.session import check_output, claimed, new_run_dir, train_members
+    from rl_cli.rundir import check_output
+    from rl_cli.session import claimed, new_run_dir, train_members
     from rl_cli.watchdog import Watchdog
     from rl_core import chunk_length, is_main_process
 
