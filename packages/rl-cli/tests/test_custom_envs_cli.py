@@ -5,14 +5,13 @@ user's own in the current folder, named `module:factory`."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import rl_process_env, run_cli
 from PIL import Image
 
 RL = shutil.which("rl") or str(Path(sys.executable).with_name("rl"))
@@ -87,9 +86,10 @@ def test_a_module_in_the_current_folder_trains_as_the_built_in_id(tmp_path: Path
     common = ["--algo", "ppo", "--preset", "classic_control", "--total-timesteps", "4096",
               "--env-arg", "max_steps_in_episode=200", "--logdir", str(tmp_path / "runs"),
               "--no-progress", "--eval-episodes", "0"]
+    # The suite's compilation cache: the same program, compiled once for both runs.
     p = subprocess.run([RL, "run", "--env", "my_envs:cartpole", "--run-name", "mine", *common],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "RL_COMPILE_CACHE": "0"})
+                       env=rl_process_env())
     assert p.returncode == 0, p.stderr
     code, _, err = run_cli(["--no-compile-cache", "run", "--env", "gymnax/CartPole-v1",
                             "--run-name", "builtin", *common], capsys)
