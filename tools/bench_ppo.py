@@ -53,19 +53,24 @@ def ours(timesteps: int, n: int, fast: bool = False):
 
     cfg = ours_config(timesteps, fast)
     hp = hparams_as_arrays(ppo.PPOHParams(**{k: HP[k] for k in ppo.PPOHParams._fields}))
-    train = ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg)
+    return seeded(ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg), hp, n)
+
+
+def seeded(train, hp, n: int):
+    """One of our `train(key, hparams)` programs over `n` seeds (keys from PRNGKey(0), the same
+    `hp` for each) as `jit(vmap(train))`, its arguments, and the mean over seeds of the return
+    of the training episodes that ended in the last 5% of updates (`rl_core.final_return`)."""
+    from rl_core import final_return as definition
+
     hps = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hp)
-    fn = jax.jit(jax.vmap(train))
     args = (jax.random.split(jax.random.PRNGKey(0), n), hps)
 
     def final_return(out):
-        from rl_core import final_return as definition
-
         m = out.metrics
         return float(np.nanmean(definition(np.asarray(m["episode_return_sum"]),
                                            np.asarray(m["episode_count"]))))
 
-    return fn, args, final_return
+    return jax.jit(jax.vmap(train)), args, final_return
 
 
 class FiveTupleEnv:

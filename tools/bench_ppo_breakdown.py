@@ -54,20 +54,40 @@ def patched(obj, name, value):
         setattr(obj, name, old)
 
 
-def variants():
-    """name -> context manager that removes one part while a program is traced."""
+def stack(*cms):
+    """The context managers `cms` entered together."""
+    st = contextlib.ExitStack()
+    for cm in cms:
+        st.enter_context(cm)
+    return st
+
+
+def no_sgd(grad_fn, tx, params, opt_state, batch, *a, **k):
+    """`sgd_epochs` without the SGD: the batch kept alive (a checksum), so that nothing before
+    the SGD is dropped."""
+    total = sum(jnp.sum(x.astype(jnp.float32)) for x in jax.tree.leaves(batch))
+    return params, opt_state, {"checksum": total}
+
+
+def plain_sgd(config, kind="adam", steps_per_update=None):
+    """`annealed_optimizer` replaced by plain SGD (no clipping, no Adam/RAdam state)."""
     import optax
 
+    return lambda hp: optax.sgd(1e-9)
+
+
+def no_shuffle(key, batch, m, permute=None):
+    """`shuffled_minibatches` without the permutation: the batch cut in order."""
+    return jax.tree.map(lambda x: x.reshape(m, x.shape[0] // m, *x.shape[1:]), batch)
+
+
+def variants():
+    """name -> context manager that removes one part while a program is traced."""
     import rl_algos.common.sgd as sgd_mod
     import rl_algos.ppo.train as ppo_train
     from rl_core import wrappers
 
     real_loss, real_rollout, real_gae = ppo_train.ppo_loss, ppo_train.rollout, ppo_train.gae
-
-    def no_sgd(grad_fn, tx, params, opt_state, batch, *a, **k):
-        # Keep the batch alive (a checksum), so that nothing before the SGD is dropped.
-        total = sum(jnp.sum(x.astype(jnp.float32)) for x in jax.tree.leaves(batch))
-        return params, opt_state, {"checksum": total}
 
     def no_backward(*a, **k):
         total, metrics = real_loss(*a, **k)
@@ -83,24 +103,12 @@ def variants():
     def no_next_values(rewards, values, next_values, *a):
         return real_gae(rewards, values, values, *a)
 
-    def no_shuffle(key, batch, m):
-        return jax.tree.map(lambda x: x.reshape(m, x.shape[0] // m, *x.shape[1:]), batch)
-
     real_step = wrappers.AutoReset.step
 
     def fixed_reset_key(self, state, action, key):
         if wrappers.key_batch_ndim(key):
             key = jnp.stack([key[0], jax.random.PRNGKey(0)])
         return real_step(self, state, action, key)
-
-    def plain_sgd(*a, **k):
-        return optax.sgd(1e-9)
-
-    def stack(*cms):
-        st = contextlib.ExitStack()
-        for cm in cms:
-            st.enter_context(cm)
-        return st
 
     return {
         "whole": contextlib.nullcontext,
@@ -112,7 +120,7 @@ def variants():
         "fixed_reset_key": lambda: patched(wrappers.AutoReset, "step", fixed_reset_key),
         "no_shuffle": lambda: patched(sgd_mod, "shuffled_minibatches", no_shuffle),
         "no_backward": lambda: patched(ppo_train, "ppo_loss", no_backward),
-        "plain_sgd": lambda: patched(ppo_train, "clipped_optimizer", plain_sgd),
+        "plain_sgd": lambda: patched(ppo_train, "annealed_optimizer", plain_sgd),
     }
 
 

@@ -33,12 +33,11 @@ import sys
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import purejaxql_pqn_repro as theirs  # noqa: E402
-from bench_ppo import compile_timed, executed_ops, run_timed  # noqa: E402
+from bench_ppo import compile_timed, executed_ops, run_timed, seeded  # noqa: E402
 
 # Ours, per config: (environment id, static settings, traced settings), theirs' values.
 OURS = {
@@ -59,22 +58,10 @@ def ours(config: str, timesteps: int, n: int):
     import rl_envs
     from rl_algos import pqn
     from rl_algos.common import hparams_as_arrays
-    from rl_core import final_return as definition
-
     env_id, static, traced = OURS[config]
     train = pqn.make_train(rl_envs.make(env_id),
                            pqn.PQNConfig(total_timesteps=timesteps, **static))
-    hp = hparams_as_arrays(pqn.PQNHParams(**traced))
-    hps = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hp)
-    fn = jax.jit(jax.vmap(train))
-    args = (jax.random.split(jax.random.PRNGKey(0), n), hps)
-
-    def final_return(out):
-        m = out.metrics
-        return float(np.nanmean(definition(np.asarray(m["episode_return_sum"]),
-                                           np.asarray(m["episode_count"]))))
-
-    return fn, args, final_return
+    return seeded(train, hparams_as_arrays(pqn.PQNHParams(**traced)), n)
 
 
 def purejaxql(config: str, timesteps: int, n: int):

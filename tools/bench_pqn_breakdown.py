@@ -42,22 +42,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_pqn  # noqa: E402
 from bench_ppo import compile_timed, run_timed  # noqa: E402
-from bench_ppo_breakdown import matmul_rate, patched  # noqa: E402
+from bench_ppo_breakdown import (  # noqa: E402
+    matmul_rate,
+    no_sgd,
+    no_shuffle,
+    patched,
+    plain_sgd,
+    stack,
+)
 
 
 def variants():
     """name -> context manager that removes one part while a program is traced."""
-    import optax
-
     import rl_algos.common.sgd as sgd_mod
     import rl_algos.pqn.train as pqn_train
 
     real_loss, real_rollout = pqn_train.q_loss, pqn_train.rollout
-
-    def no_sgd(grad_fn, tx, params, opt_state, batch, *a, **k):
-        # Keep the batch alive (a checksum), so that nothing before the SGD is dropped.
-        total = sum(jnp.sum(x.astype(jnp.float32)) for x in jax.tree.leaves(batch))
-        return params, opt_state, {"checksum": total}
 
     def no_backward(*a, **k):
         total, metrics = real_loss(*a, **k)
@@ -70,18 +70,6 @@ def variants():
 
     def no_next_q(q, mask):
         return jnp.zeros(q.shape[:-1], q.dtype)
-
-    def no_shuffle(key, batch, m, permute=None):
-        return jax.tree.map(lambda x: x.reshape(m, x.shape[0] // m, *x.shape[1:]), batch)
-
-    def plain_sgd(config, kind="adam", steps_per_update=None):
-        return lambda hp: optax.sgd(1e-9)
-
-    def stack(*cms):
-        st = contextlib.ExitStack()
-        for cm in cms:
-            st.enter_context(cm)
-        return st
 
     return {
         "whole": contextlib.nullcontext,
