@@ -26,18 +26,26 @@ jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 SKIPPED_BY_DEFAULT = ("slow", "gate", "learning")
 
 
+# XLA flags of the default tier: backend optimisation level 0, and the CPU backend's older loop
+# emitters for fusions instead of its MLIR fusion emitters, which compile about twice as slowly
+# (tests/test_algorithm_contract.py's PPO, DQN and SAC cases on a cold cache: 68 CPU-s with the
+# fusion emitters at level 0, 34 without). `rl_process_env(optimised=True)` strips them again.
+FAST_COMPILE_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+
+
 def pytest_configure(config) -> None:
     """The default tier compiles hundreds of small programs that run for milliseconds: most of
-    its time is XLA's backend optimisation (LLVM), so that tier compiles at optimisation level 0
-    (on a cold cache, test_eval.py with test_algorithm_contract.py took 134 s instead of 184 s).
-    A marker expression (`-m slow`, `-m gate`, the learning tiers, whose programs run for
-    minutes) keeps full optimisation. Set before JAX starts its backend, and inherited by the
-    `rl` processes the tests start."""
+    its time is XLA compilation, so that tier compiles with `FAST_COMPILE_FLAGS`. A marker
+    expression (`-m slow`, `-m gate`, the learning tiers, whose programs run for minutes) keeps
+    full optimisation. Set before JAX starts its backend, and inherited by the `rl` processes
+    the tests start; a flag already in XLA_FLAGS is left as it is."""
     if config.getoption("markexpr"):
         return
     flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_backend_optimization_level" not in flags:
-        os.environ["XLA_FLAGS"] = f"{flags} --xla_backend_optimization_level=0".strip()
+    for flag in FAST_COMPILE_FLAGS:
+        if flag.split("=")[0] not in flags:
+            flags = f"{flags} {flag}".strip()
+    os.environ["XLA_FLAGS"] = flags
 
 
 def pytest_collection_modifyitems(config, items) -> None:
