@@ -52,6 +52,18 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
     assert np.all(loss > 0.5), loss
 
 
+def test_eval_against_the_search_opponent(tmp_path: Path, capsys) -> None:
+    """`--opponent mcts:N` plays whole games against the search player and says so."""
+    run = _fake_run(tmp_path / "r")
+    code, out, err = run_cli(["eval", str(run), "--games", "16", "--opponent", "mcts:8"],
+                             capsys)
+    assert code == 0, err
+    assert "vs mcts:8" in out
+    res = json.loads((run / "eval-greedy-vs-mcts:8.json").read_text())
+    assert res["opponent"] == "mcts:8" and res["episodes"] == 16
+    assert res["unfinished"] == [0, 0]
+
+
 @pytest.mark.parametrize("case, argv_tail, hint", [
     ("missing", [], "does not exist"),
     ("no_params", [], "has no params.eqx"),
@@ -59,6 +71,8 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
     ("ok", ["--games", "0"], "--episodes must be between 1 and"),
     ("ok", ["--env", "pgx/connect_four"], "other spaces"),
     ("ok", ["--env", "pgx/othello", "--opponent", "greedy"], "greedy opponent exists for"),
+    ("ok", ["--opponent", "mcts:0"], "'mcts:N' with N a positive number"),
+    ("ok", ["--opponent", "mcts:abc"], "'mcts:N' with N a positive number"),
 ])
 def test_eval_bad_input_is_one_line(case: str, argv_tail: list[str], hint: str,
                                     tmp_path: Path, capsys) -> None:

@@ -173,6 +173,12 @@ def test_winning_moves_agree_with_pgx(game: str) -> None:
     ("pgx/2048", {"opponent": "greedy"}, "single-player"),
     ("pgx/tic_tac_toe", {"max_moves": 0}, "max_moves must be a positive integer"),
     ("pgx/tic_tac_toe", {"opponent": "mixed", "greedy_prob": 2}, "greedy_prob"),
+    ("pgx/connect_four", {"opponent": "mcts:0"}, "'mcts:N' with N a positive number"),
+    ("pgx/connect_four", {"opponent": "mcts:abc"}, "'mcts:N' with N a positive number"),
+    ("pgx/connect_four", {"opponent": "mcts"}, "'mcts:N' with N a positive number"),
+    ("pgx/backgammon", {"opponent": "mcts:8"}, "board games without chance"),
+    ("pgx/kuhn_poker", {"opponent": "mcts:8"}, "board games without chance"),
+    ("pgx/2048", {"opponent": "mcts:8"}, "single-player"),
 ])
 def test_bad_options_are_refused_with_the_fix(env_id: str, kwargs: dict, words: str) -> None:
     with pytest.raises(EnvError, match=words):

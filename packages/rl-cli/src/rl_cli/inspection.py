@@ -16,8 +16,9 @@ import click
 @click.option("--stochastic", is_flag=True,
               help="Sample actions as in training instead of acting greedily.")
 @click.option("--opponent", default=None,
-              help="On a game with built-in opponents, the one to play (e.g. random, greedy; "
-                   "default: the game's first).")
+              help="On a game with built-in opponents, the one to play (e.g. random, greedy, "
+                   "mcts:64 for a search with 64 simulations a move; default: the game's "
+                   "first).")
 @click.option("--env", "env_id", default=None,
               help="Play on this environment instead of the run's (same spaces).")
 @click.option("--seed", default=0, show_default=True, type=int,
@@ -60,8 +61,9 @@ def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
 @click.option("--max-steps", default=1000, show_default=True, type=int,
               help="Stop drawing after this many steps.")
 @click.option("--opponent", default=None,
-              help="On a game with built-in opponents, the one to play (e.g. random, greedy; "
-                   "default: the game's first).")
+              help="On a game with built-in opponents, the one to play (e.g. random, greedy, "
+                   "mcts:64 for a search with 64 simulations a move; default: the game's "
+                   "first).")
 def render_(run_dir: Path, out: Path | None, member: int, seed: int, stochastic: bool,
             max_steps: int, opponent: str | None) -> None:
     """Watch a trained agent: one episode of a member, drawn by the environment library's own

@@ -11,7 +11,10 @@ construction:
   else blocks a move with which the agent would win next, else plays a random legal move. Only
   for the games where that look-ahead is a cheap board check (tic_tac_toe, connect_four);
 * `opponent="mixed"`: each game, greedy with probability `greedy_prob` (default 0.5), else
-  random; a training curriculum against both.
+  random; a training curriculum against both;
+* `opponent="mcts:N"`: Monte Carlo tree search with N simulations per move (mctx, the game as the
+  model, a uniform prior, random playouts; `rl_envs.pgx_search`), for the two-player board games
+  with perfect information and no chance (all but backgammon). Its strength grows with N.
 
 Single-player games (2048, the pgx MinAtar ports) have no opponent: only "random" (the default,
 meaning none) is accepted for them.
@@ -72,8 +75,11 @@ EXCLUDED = {
 }
 ENV_NAMES: list[str] = [n for names in _FAMILIES.values() for n in names]
 FAMILY: dict[str, str] = {n: fam for fam, names in _FAMILIES.items() for n in names}
-OPPONENTS = ("random", "greedy", "mixed")
-JUDGES = ("random", "greedy")  # the opponents a trained agent is judged against (`against`)
+OPPONENTS = ("random", "greedy", "mixed", "mcts:N")
+# The opponents a trained agent is judged against (`against`): fixed players, not a mixture.
+JUDGES = ("random", "greedy", "mcts:N")
+# Games the search opponent can play: deterministic, perfect information, two players.
+SEARCHABLE = [n for n in _FAMILIES["board_game"] if n != "backgammon"]
 
 # Games that can end before the agent's first move (an opponent's win on the first draws: 67 of
 # 4000 sparrow_mahjong deals); their reset deals again. In the others nothing ends or scores
@@ -175,7 +181,8 @@ class PgxEnv:
 
         if name in EXCLUDED:
             raise EnvError(f"pgx/{name} is not supported: {EXCLUDED[name]}.")
-        if opponent not in OPPONENTS:
+        simulations = search_simulations(opponent, f"pgx/{name}")
+        if opponent not in OPPONENTS and simulations is None:
             raise EnvError(f"pgx/{name}: opponent must be one of {', '.join(OPPONENTS)}, "
                            f"got {opponent!r}.")
         if not isinstance(greedy_prob, int | float) or not 0.0 <= float(greedy_prob) <= 1.0:
@@ -192,11 +199,17 @@ class PgxEnv:
         if opponent != "random" and self.num_players == 1:
             raise EnvError(f"pgx/{name} is a single-player game: it has no opponent; drop "
                            f"opponent={opponent!r}.")
-        if opponent != "random" and name not in _LOOKAHEAD:
+        if simulations is not None and name not in SEARCHABLE:
+            raise EnvError(f"pgx/{name}: the search opponent plays the two-player board games "
+                           f"without chance ({', '.join(SEARCHABLE)}); use opponent='random'.")
+        if opponent in ("greedy", "mixed") and name not in _LOOKAHEAD:
             raise EnvError(f"pgx/{name}: the greedy opponent exists for "
-                           f"{', '.join(_LOOKAHEAD)} only; use opponent='random'.")
+                           f"{', '.join(_LOOKAHEAD)} only; use opponent='random'"
+                           + (" or 'mcts:N'." if name in SEARCHABLE else "."))
         self.opponent = opponent
-        self.greedy_prob = {"random": 0.0, "greedy": 1.0}.get(opponent, float(greedy_prob))
+        self.simulations = simulations
+        self.greedy_prob = ({"random": 0.0, "greedy": 1.0}.get(opponent, float(greedy_prob))
+                            if simulations is None else 0.0)
         self.max_moves = None if max_moves is None else int(max_moves)
         probe = jax.eval_shape(self._env.init, jax.random.PRNGKey(0))
         obs = probe.observation
@@ -211,6 +224,10 @@ class PgxEnv:
         """One opponent move (the game's current player is not the agent)."""
         g = state.game
         k_move, k_step = jax.random.split(key)
+        if self.simulations is not None:
+            from rl_envs.pgx_search import mcts_move
+
+            return self._env.step(g, mcts_move(self._env, g, k_move, self.simulations), k_step)
         action = _uniform(g.legal_action_mask, k_move)
         if self.greedy_prob > 0.0:
             smart = greedy_move(self.name, g.observation, g.legal_action_mask, k_move)
@@ -305,6 +322,18 @@ class PgxEnv:
         return f"PgxEnv({self.name!r}, opponent={self.opponent!r})"
 
 
+def search_simulations(opponent: Any, where: str) -> int | None:
+    """The simulation count N of `opponent="mcts:N"` (None for any other opponent); a malformed
+    or non-positive N is an EnvError naming the form, prefixed by `where`."""
+    if not isinstance(opponent, str) or not opponent.startswith("mcts"):
+        return None
+    count = opponent.removeprefix("mcts:") if opponent.startswith("mcts:") else ""
+    if not count.isdigit() or int(count) < 1:
+        raise EnvError(f"{where}: the search opponent is 'mcts:N' with N a positive number "
+                       f"of simulations per move (e.g. mcts:64), got {opponent!r}.")
+    return int(count)
+
+
 def make(name: str, **kwargs: Any) -> PgxEnv:
     return PgxEnv(name, **kwargs)
 
@@ -314,7 +343,8 @@ def against(kwargs: dict[str, Any], opponent: str | None) -> tuple[dict[str, Any
     the training opponent's settings (a mixed opponent's greedy share, a move limit) replaced,
     so whole games are played against it; the run's other arguments kept."""
     opponent = opponent or "random"
-    if opponent not in JUDGES:
+    where = "the opponent to play against"
+    if opponent not in JUDGES and search_simulations(opponent, where) is None:
         raise EnvError(f"the opponent to play against must be one of {', '.join(JUDGES)} (a "
                        f"mixed opponent is both: play each), got {opponent!r}")
     kept = {k: v for k, v in kwargs.items() if k not in ("opponent", "greedy_prob", "max_moves")}
