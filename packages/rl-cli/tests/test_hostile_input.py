@@ -319,6 +319,11 @@ CASES: dict[str, Case] = {
                                   "--opponent is for two-player games", "run_gymnax"),
     "eval unknown opponent": Case(["eval", "{run}", "--opponent", "alphazero"], "alphazero",
                                   "run"),
+    "eval search opponent, no simulations": Case(["eval", "{run}", "--opponent", "mcts:0"],
+                                                 "'mcts:N' with N a positive", "run"),
+    "eval search opponent, game with chance": Case(
+        ["eval", "{run}", "--env", "pgx/backgammon", "--opponent", "mcts:8"], "without chance",
+        "run"),
     "eval other spaces": Case(["eval", "{run}", "--env", "pgx/connect_four"], "other spaces",
                               "run"),
     # checkpoints and rl resume
