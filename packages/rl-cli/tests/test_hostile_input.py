@@ -324,6 +324,13 @@ CASES: dict[str, Case] = {
     "eval search opponent, game with chance": Case(
         ["eval", "{run}", "--env", "pgx/backgammon", "--opponent", "mcts:8"], "without chance",
         "run"),
+    # rl arena
+    "arena odd games": Case(["arena", "{run}", "--games", "7"], "--games must be an even", "run"),
+    "arena off pgx": Case(["arena", "{run}"], "has none", "run_gymnax"),
+    "arena unknown player": Case(["arena", "{run}", "--opponents", "alphazero"],
+                                 "a built-in player is one of", "run"),
+    "arena one entrant": Case(["arena", "--env", "pgx/tic_tac_toe", "--opponents", "random"],
+                              "two entrants or more"),
     "eval other spaces": Case(["eval", "{run}", "--env", "pgx/connect_four"], "other spaces",
                               "run"),
     # checkpoints and rl resume
@@ -403,8 +410,8 @@ def test_hostile_input_is_one_line_and_writes_nothing(name: str, tmp_path: Path,
 
 def test_the_table_is_large_enough() -> None:
     assert len(CASES) >= 45
-    assert {c.argv[0] for c in CASES.values()} >= {"run", "sweep", "evolve", "eval", "resume",
-                                                   "render", "plot"}
+    assert {c.argv[0] for c in CASES.values()} >= {"run", "sweep", "evolve", "eval", "arena",
+                                                   "resume", "render", "plot"}
 
 
 # --------------------------------------------------------------------------- docs/errors.md

@@ -7,7 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from rl_cli.stats import bootstrap_ci95, final_returns, iqm, mean_ci95
+from rl_cli.stats import (
+    bootstrap_ci95,
+    bradley_terry_elo,
+    final_returns,
+    iqm,
+    mean_ci95,
+    wilson_ci95,
+)
 
 
 def test_mean_ci95_uses_student_t_with_n_minus_1_degrees_of_freedom() -> None:
@@ -71,3 +78,30 @@ def test_final_returns_is_the_last_5_percent_of_updates() -> None:
     out = final_returns(sums, counts)
     assert isinstance(out, np.ndarray)
     assert out[0] == 17.5 and math.isnan(out[1])
+
+
+def test_wilson_ci95_matches_the_closed_form_and_stays_in_bounds() -> None:
+    z = 1.959963984540054
+    for k, n in ((0, 10), (3, 10), (10, 10), (57, 400)):
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        low, high = wilson_ci95(k, n)
+        np.testing.assert_allclose([low, high], [centre - half, centre + half], atol=1e-12)
+        assert 0.0 <= low <= p <= high <= 1.0
+    assert high - low < wilson_ci95(6, 40)[1] - wilson_ci95(6, 40)[0]  # narrower with more games
+    assert all(np.isnan(wilson_ci95(0, 0)))
+
+
+def test_bradley_terry_elo_recovers_ratings_and_stays_finite() -> None:
+    true = np.array([0.0, 150.0, 400.0, -200.0])
+    games = np.full((4, 4), 20_000.0)
+    np.fill_diagonal(games, 0.0)
+    p = 1.0 / (1.0 + 10 ** ((true[None, :] - true[:, None]) / 400.0))  # P(i beats j)
+    elo = bradley_terry_elo(p * games, games, anchor=0)
+    np.testing.assert_allclose(elo, true, atol=2.0)  # the virtual draws pull in a little
+    assert elo[0] == 0.0
+    # A player who won every game gets a high but finite rating, above the one it beat.
+    score = np.array([[0.0, 100.0], [0.0, 0.0]])
+    elo = bradley_terry_elo(score, np.array([[0.0, 100.0], [100.0, 0.0]]), anchor=1)
+    assert np.isfinite(elo).all() and elo[0] > 600 and elo[1] == 0.0

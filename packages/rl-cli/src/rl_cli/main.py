@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from rl_cli import compile_cache, timings
+from rl_cli.arena import arena
 from rl_cli.errors import (
     EXIT_HALTED,
     EXIT_IO_ERROR,
@@ -190,7 +191,7 @@ def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ..
                   checkpoint_every=checkpoint_every, checkpoint_minutes=checkpoint_minutes)
 
 
-for _command in (evolve, *COMMANDS):  # evolve, eval, render, plot, envs, algos
+for _command in (evolve, arena, *COMMANDS):  # evolve, arena, eval, render, plot, envs, algos
     cli.add_command(_command)
 
 

@@ -67,7 +67,7 @@ def _matrix(rows: list[list[float | None]]) -> np.ndarray:
                     dtype=np.float64).reshape(len(rows), -1)
 
 
-def _figure(size: tuple[float, float]) -> Any:
+def new_figure(size: tuple[float, float]) -> Any:
     """A figure on an Agg canvas and its one axes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -82,13 +82,13 @@ def warm_up() -> None:
     about 0.3 s that `rl run` spends while its program trains (`after.AfterTraining`)."""
     import io
 
-    fig, ax = _figure((1, 1))
+    fig, ax = new_figure((1, 1))
     ax.set_title("warm-up")
     ax.set_xlabel("0123456789")
     fig.savefig(io.BytesIO(), format="png")
 
 
-def _save(fig: Any, out: Path) -> None:
+def save_figure(fig: Any, out: Path) -> None:
     """Writes the figure atomically (a temporary file renamed over `out`)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
@@ -141,12 +141,12 @@ def title_of(curves: Curves) -> str:
 def write_curves(run_dir: Path, out: Path | None = None) -> Path:
     """`curves.png` of one run: members faint, the mean and its 95% band."""
     curves = load_curves(run_dir)
-    fig, ax = _figure((6, 3.8))
+    fig, ax = new_figure((6, 3.8))
     draw_run(ax, curves)
     _decorate(ax, title_of(curves))
     fig.tight_layout()
     out = out or Path(run_dir) / "curves.png"
-    _save(fig, out)
+    save_figure(fig, out)
     return out
 
 
@@ -214,7 +214,7 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=7,
                ncols=1, frameon=False)
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
     return out
 
 
@@ -236,5 +236,5 @@ def plot_panels(run_dirs: list[Path], out: Path, baseline: float | None = None,
             ax.axhline(baseline, color="grey", ls="--", lw=1, label=baseline_label)
         _decorate(ax, title if title and len(run_dirs) == 1 else title_of(curves))
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
     return out

@@ -1,5 +1,6 @@
-"""Statistics for reporting, from SciPy: the mean's Student-t interval, the interquartile mean and
-a bootstrap interval, plus the one definition of a run's final return (from rl_core)."""
+"""Statistics for reporting, from SciPy: the mean's Student-t interval, the interquartile mean, a
+bootstrap interval and a proportion's Wilson interval; Bradley–Terry ratings of players from
+their matches; and the one definition of a run's final return (from rl_core)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import numpy as np
 
 # SciPy and rl_core (hence JAX) are imported where used: `rl --help` imports this module.
 
-__all__ = ["bootstrap_ci95", "final_returns", "finite_or_none", "iqm", "mean_ci95"]
+__all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_returns", "finite_or_none", "iqm",
+           "mean_ci95", "wilson_ci95"]
 
 
 def finite_or_none(x: object) -> float | None:
@@ -76,3 +78,39 @@ def bootstrap_ci95(values: np.ndarray, statistic: Callable[[np.ndarray], float] 
                           confidence_level=0.95, method="percentile", vectorized=False,
                           random_state=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def wilson_ci95(successes: int, n: int) -> tuple[float, float]:
+    """The Wilson score 95% interval `(low, high)` of a proportion, `successes` of `n` trials
+    (Wilson, 1927; `scipy.stats.binomtest`): unlike the normal approximation it stays inside
+    [0, 1] and is not empty at 0 or n successes. (nan, nan) for n = 0."""
+    if n <= 0:
+        return math.nan, math.nan
+    from scipy import stats
+
+    ci = stats.binomtest(int(successes), int(n)).proportion_ci(0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def bradley_terry_elo(score: np.ndarray, games: np.ndarray, anchor: int = 0,
+                      iterations: int = 10_000) -> np.ndarray:
+    """Ratings `[P]` on the Elo scale of players who met in matches: `score[i, j]` is what i
+    scored against j (a win 1, a draw 1/2) in `games[i, j]` games (symmetric). The Bradley–Terry
+    model P(i beats j) = π_i / (π_i + π_j) (Bradley and Terry, 1952) is fitted by its
+    minorise-maximise iteration (Hunter, 2004) with one virtual draw added to every pair that
+    met, so that a player who won every game still has a finite rating; the ratings are
+    400·log10(π_i / π_anchor), so `anchor` is 0 and 400 points are odds of 10 to 1."""
+    score = np.asarray(score, np.float64)
+    games = np.asarray(games, np.float64)
+    met = games > 0
+    wins = (score + 0.5 * met).sum(axis=1)
+    n = games + met
+    pi = np.ones(len(score))
+    for _ in range(iterations):
+        new = wins / np.where(met, n / (pi[:, None] + pi[None, :]), 0.0).sum(axis=1)
+        new /= np.exp(np.mean(np.log(new)))
+        done = np.max(np.abs(new - pi)) < 1e-12
+        pi = new
+        if done:
+            break
+    return 400.0 * np.log10(pi / pi[anchor])

@@ -123,6 +123,20 @@ def against(env_id: str, kwargs: dict[str, Any], opponent: str | None
     return None if hook is None else hook(dict(kwargs), opponent)
 
 
+def arena(env_id: str) -> Any | None:
+    """For a backend whose two-player games can be played between any two players (its adapter
+    defines `arena`): the game's match engine (e.g. `rl_envs.pgx_match.Arena`: its built-in
+    players and `play`). None for every other backend; a backend that is not installed is a
+    `MissingBackendError` naming what to install."""
+    if is_import_path(env_id):
+        return None
+    prefix, name = split_id(env_id)
+    if not backend_installed(prefix):
+        raise MissingBackendError(missing_extra_message(prefix))
+    hook = getattr(adapter_module(prefix), "arena", None)
+    return None if hook is None else hook(name)
+
+
 def family(env_id: str) -> str:
     """The environment family that selects default hyperparameters ('classic_control',
     'minatar', ...); 'custom' for a user's environment that names none."""
@@ -135,6 +149,7 @@ def family(env_id: str) -> str:
 
 
 __all__ = [
+    "arena",
     "BACKENDS", "CUSTOM_FAMILY", "ENTRY_POINT_GROUP", "OBS_KEEP", "EnvError",
     "MissingBackendError", "UnknownEnvironmentError", "against", "all_ids", "backend_installed",
     "backends", "family", "first_line", "is_import_path", "list_envs", "make", "save_gif",

@@ -133,7 +133,7 @@ class _LineGame(NamedTuple):
     k: int  # stones in a row that win
 
 
-_LOOKAHEAD = {
+LOOKAHEAD = {
     "tic_tac_toe": _LineGame(_placements_cell, 3),
     "connect_four": _LineGame(_placements_drop, 4),
 }
@@ -142,7 +142,7 @@ _LOOKAHEAD = {
 def winning_moves(game: str, own: jax.Array, other: jax.Array, legal: jax.Array) -> jax.Array:
     """bool `[A]`: the legal moves with which the owner of `own` (bool `[H, W]`) would complete a
     line at once, `other` being the other player's stones."""
-    spec = _LOOKAHEAD[game]
+    spec = LOOKAHEAD[game]
     place = spec.placements(own | other)  # [A, H, W]
     wins = jax.vmap(lambda p: has_line(own | p, spec.k))(place)
     return wins & legal & jnp.any(place, axis=(1, 2))
@@ -202,9 +202,9 @@ class PgxEnv:
         if simulations is not None and name not in SEARCHABLE:
             raise EnvError(f"pgx/{name}: the search opponent plays the two-player board games "
                            f"without chance ({', '.join(SEARCHABLE)}); use opponent='random'.")
-        if opponent in ("greedy", "mixed") and name not in _LOOKAHEAD:
+        if opponent in ("greedy", "mixed") and name not in LOOKAHEAD:
             raise EnvError(f"pgx/{name}: the greedy opponent exists for "
-                           f"{', '.join(_LOOKAHEAD)} only; use opponent='random'"
+                           f"{', '.join(LOOKAHEAD)} only; use opponent='random'"
                            + (" or 'mcts:N'." if name in SEARCHABLE else "."))
         self.opponent = opponent
         self.simulations = simulations
@@ -332,6 +332,13 @@ def search_simulations(opponent: Any, where: str) -> int | None:
         raise EnvError(f"{where}: the search opponent is 'mcts:N' with N a positive number "
                        f"of simulations per move (e.g. mcts:64), got {opponent!r}.")
     return int(count)
+
+
+def arena(name: str) -> Any:
+    """The match engine of game `name` for `rl arena` (`rl_envs.pgx_match.Arena`)."""
+    from rl_envs.pgx_match import Arena
+
+    return Arena(name)
 
 
 def make(name: str, **kwargs: Any) -> PgxEnv:

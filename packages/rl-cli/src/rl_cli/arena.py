@@ -1,0 +1,204 @@
+"""`rl arena`: round-robin matches on one two-player game between trained runs' agents (every
+member of each run) and built-in players (random, greedy, mcts:N); each pair plays `--games`
+games, half with each player first. It prints every match's win/draw/loss rates with Wilson 95%
+intervals and a rating table (Bradley–Terry on the Elo scale, random = 0 when random plays),
+and writes `arena.json` and `arena.png`.
+
+The game's match engine comes from its adapter (`rl_envs.arena`); agents act greedily (the most
+probable or highest-valued legal move) on the mover's observation, as in `rl eval`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import click
+import numpy as np
+
+from rl_cli.errors import UserError
+
+
+class Entrant(NamedTuple):
+    name: str
+    player: Any  # rl_envs.pgx_match.Player
+
+
+def agent_player(policy: Any, agent: Any) -> Any:
+    """A trained agent as a match player: its greedy action on one observation."""
+
+    def act(state: Any, obs: Any, legal: Any, key: Any) -> Any:
+        del state
+        return policy.act(agent, obs[None], policy.noise(key, (1,)), True, legal[None])[0][0]
+
+    return act
+
+
+def entrants(run_dirs: tuple[Path, ...], opponents: list[str], env_id: str | None
+             ) -> tuple[str, Any, list[Entrant]]:
+    """The game (from the runs, or `env_id` when none is given), its match engine, and every
+    entrant: each member of each run, then each built-in player. One line of UserError for runs
+    of different games, a game without a match engine, policies with memory, or fewer than two
+    entrants."""
+    import rl_envs
+    from rl_cli.evaluate import load_agent, read_record
+
+    games = sorted({read_record(Path(d))["env"] for d in run_dirs} | (
+        {env_id} if env_id else set()))
+    if not games:
+        raise UserError("name a game: give trained runs (RUN_DIR...) or --env, e.g. "
+                        "--env pgx/connect_four")
+    if len(games) > 1:
+        raise UserError(f"an arena plays one game; these are several: {', '.join(games)}")
+    engine = rl_envs.arena(games[0])
+    if engine is None:
+        raise UserError(f"rl arena plays two-player board games whose adapter has a match engine "
+                        f"(pgx); {games[0]} has none")
+    players = []
+    for run in (load_agent(d) for d in run_dirs):
+        if run.policy.step is not None:
+            raise UserError(f"{run.run_dir}: its {run.algo} policy has memory; rl arena plays "
+                            "feed-forward agents")
+        players += [Entrant(f"{run.run_dir.name}/{m}", agent_player(run.policy, run.member(i)))
+                    for i, m in enumerate(run.members)]
+    players += [Entrant(name, engine.builtin(name)) for name in opponents]
+    names = [p.name for p in players]
+    if len(set(names)) != len(names):
+        raise UserError(f"each entrant plays once; named twice: "
+                        f"{', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+    if len(players) < 2:
+        raise UserError(f"an arena needs two entrants or more, got {', '.join(names) or 'none'}")
+    return games[0], engine, players
+
+
+def match_record(a: str, b: str, score: np.ndarray, first: np.ndarray,
+                 finished: np.ndarray, seconds: float) -> dict[str, Any]:
+    """One match from `a`'s side: counts, rates and their Wilson 95% intervals."""
+    from rl_cli.stats import wilson_ci95
+
+    n = int(score.size)
+    counts = {"wins": int(np.sum(score > 0)), "draws": int(np.sum(score == 0)),
+              "losses": int(np.sum(score < 0))}
+    record: dict[str, Any] = {"a": a, "b": b, "games": n, "a_first": int(np.sum(first)),
+                              "unfinished": int(np.sum(~finished)), **counts,
+                              "seconds": round(seconds, 2)}
+    for key, k in counts.items():
+        record[f"{key}_ci95"] = list(wilson_ci95(k, n))
+    return record
+
+
+def play_all(engine: Any, players: list[Entrant], games: int, seed: int,
+             echo: Any) -> list[dict[str, Any]]:
+    """Every pair once, `games` games each (compiled per pair), in entrant order."""
+    import jax
+
+    records = []
+    pairs = [(i, j) for i in range(len(players)) for j in range(i + 1, len(players))]
+    for n, (i, j) in enumerate(pairs):
+        a, b = players[i], players[j]
+        key = jax.random.fold_in(jax.random.PRNGKey(seed), n)
+        t0 = time.perf_counter()
+        res = jax.jit(lambda k, a=a, b=b: engine.play(a.player, b.player, games, k))(key)
+        score, first, finished = (np.asarray(x) for x in jax.block_until_ready(res))
+        records.append(match_record(a.name, b.name, score, first, finished,
+                                    time.perf_counter() - t0))
+        r = records[-1]
+        echo(f"[{n + 1}/{len(pairs)}] {a.name} vs {b.name}: {r['wins']} won, {r['draws']} "
+             f"drawn, {r['losses']} lost ({r['seconds']:.1f} s)")
+    return records
+
+
+def ratings(names: list[str], records: list[dict[str, Any]]) -> dict[str, float]:
+    """Bradley–Terry ratings (Elo scale) anchored on random when it plays, else on the first
+    entrant."""
+    from rl_cli.stats import bradley_terry_elo
+
+    index = {n: i for i, n in enumerate(names)}
+    score, played = np.zeros((len(names),) * 2), np.zeros((len(names),) * 2)
+    for r in records:
+        i, j = index[r["a"]], index[r["b"]]
+        points = r["wins"] + 0.5 * r["draws"]
+        score[i, j], score[j, i] = points, r["games"] - points
+        played[i, j] = played[j, i] = r["games"]
+    elo = bradley_terry_elo(score, played, anchor=index.get("random", 0))
+    return {n: round(float(e), 1) for n, e in zip(names, elo, strict=True)}
+
+
+def tables(result: dict[str, Any]) -> list[Any]:
+    """The console report: the matches, then the ratings, best first."""
+    from rich.table import Table
+
+    matches = Table(title=f"{result['game']}: {result['games_per_match']} games per match "
+                          "(win / draw / loss %, Wilson 95% CI of the wins)")
+    for col in ("a", "b", "W / D / L", "wins 95% CI"):
+        matches.add_column(col, justify="left" if col in "ab" else "right", overflow="fold")
+    for r in result["matches"]:
+        rates = " / ".join(f"{100 * r[k] / r['games']:.1f}" for k in ("wins", "draws", "losses"))
+        lo, hi = r["wins_ci95"]
+        matches.add_row(r["a"], r["b"], rates, f"{100 * lo:.1f}-{100 * hi:.1f}")
+    board = Table(title=f"ratings (Bradley-Terry, Elo scale, {result['anchor']} = 0)")
+    board.add_column("entrant", overflow="fold")
+    board.add_column("rating", justify="right")
+    board.add_column("score %", justify="right")
+    for name, elo in sorted(result["ratings"].items(), key=lambda kv: -kv[1]):
+        mine = [(r["wins"] + 0.5 * r["draws"], r["games"]) if r["a"] == name else
+                (r["losses"] + 0.5 * r["draws"], r["games"])
+                for r in result["matches"] if name in (r["a"], r["b"])]
+        pct = 100 * sum(p for p, _ in mine) / sum(g for _, g in mine)
+        board.add_row(name, f"{elo:+.0f}", f"{pct:.1f}")
+    return [matches, board]
+
+
+def plot(result: dict[str, Any], out: Path) -> None:
+    """The ratings as horizontal bars, best on top."""
+    from rl_cli.plots import new_figure, save_figure
+
+    items = sorted(result["ratings"].items(), key=lambda kv: kv[1])
+    fig, ax = new_figure((6.0, 0.45 * len(items) + 1.2))
+    ax.barh([n for n, _ in items], [e for _, e in items], color="tab:blue")
+    ax.axvline(0.0, color="black", lw=0.8)
+    ax.set_xlabel(f"rating (Elo scale, {result['anchor']} = 0)")
+    ax.set_title(f"{result['game']}: {result['games_per_match']} games per match")
+    save_figure(fig, out)
+
+
+@click.command("arena")
+@click.argument("run_dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--opponents", default="random,greedy", show_default=True,
+              help="Built-in players, comma-separated: random, greedy, mcts:N (a search with N "
+                   "simulations a move).")
+@click.option("--games", default=100, show_default=True, type=int,
+              help="Games per match, an even number: half with each player first.")
+@click.option("--env", "env_id", default=None,
+              help="The game when no run is given (e.g. pgx/connect_four).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seeds the games.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Directory for arena.json and arena.png (default: runs/arena-<game>-<time>).")
+def arena(run_dirs: tuple[Path, ...], opponents: str, games: int, env_id: str | None,
+          seed: int, out: Path | None) -> None:
+    """Round-robin matches between runs' agents and built-in players on a two-player game:
+    win/draw/loss with Wilson 95% intervals and Bradley-Terry ratings (random = 0)."""
+    from rich.console import Console
+
+    from rl_cli.resume import write_atomic
+
+    if games < 2 or games % 2 or games > 1_000_000:
+        raise UserError(f"--games must be an even number from 2 to 1,000,000 (half the games "
+                        f"with each player first), got {games:,}")
+    names = [o.strip() for o in opponents.split(",") if o.strip()]
+    game, engine, players = entrants(run_dirs, names, env_id)
+    console = Console()
+    records = play_all(engine, players, games, seed, console.print)
+    anchor = "random" if "random" in [p.name for p in players] else players[0].name
+    result = {"game": game, "games_per_match": games, "seed": seed, "anchor": anchor,
+              "entrants": [p.name for p in players], "matches": records,
+              "ratings": ratings([p.name for p in players], records)}
+    out = out or Path("runs") / f"arena-{game.replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / "arena.json", json.dumps(result, indent=2))
+    plot(result, out / "arena.png")
+    for table in tables(result):
+        console.print(table)
+    console.print(f"written to {out / 'arena.json'} and {out / 'arena.png'}")

@@ -1,0 +1,73 @@
+"""`rl arena`: round-robin matches between a run's agents and built-in players on a pgx game,
+read as a user reads them: every pair once, half the games with each player first, rates with
+Wilson intervals, Bradley-Terry ratings anchored on random, arena.json and arena.png; bad input
+is one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+from test_eval import _fake_run
+
+pytest.importorskip("pgx")
+
+
+def test_arena_plays_every_pair_and_rates_the_entrants(tmp_path: Path, capsys,
+                                                       monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    run = _fake_run(tmp_path / "r")  # two untrained tic_tac_toe agents
+    out = tmp_path / "arena"
+    code, text, err = run_cli(["arena", str(run), "--opponents", "random,greedy", "--games",
+                               "40", "--out", str(out)], capsys)
+    assert code == 0, err
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    result = json.loads((out / "arena.json").read_text())
+    names = ["r/seed_0", "r/seed_1", "random", "greedy"]
+    assert result["entrants"] == names and result["anchor"] == "random"
+    pairs = [(m["a"], m["b"]) for m in result["matches"]]
+    assert pairs == [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    for m in result["matches"]:
+        assert m["games"] == 40 and m["a_first"] == 20 and m["unfinished"] == 0
+        assert m["wins"] + m["draws"] + m["losses"] == 40
+        for k in ("wins", "draws", "losses"):
+            low, high = m[f"{k}_ci95"]
+            assert 0.0 <= low <= m[k] / 40 <= high <= 1.0
+    greedy_vs_random = next(m for m in result["matches"] if m["a"] == "random"
+                            and m["b"] == "greedy")
+    assert greedy_vs_random["losses"] > greedy_vs_random["wins"]
+    ratings = result["ratings"]
+    assert ratings["random"] == 0.0 and ratings["greedy"] > 100
+    assert (out / "arena.png").stat().st_size > 0
+    assert "ratings" in text and "greedy" in text
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["--games", "7"], "--games must be an even number"),
+    (["--opponents", "alphazero"], "a built-in player is one of random, greedy, mcts:N"),
+    (["--opponents", "mcts:0"], "'mcts:N' with N a positive number"),
+    (["--opponents", "random,random"], "named twice: random"),
+    (["--env", "pgx/connect_four"], "one game; these are several"),
+])
+def test_arena_bad_input_is_one_line(argv: list[str], hint: str, tmp_path: Path,
+                                     capsys) -> None:
+    run = _fake_run(tmp_path / "r", params=True)
+    code, _, err = run_cli(["arena", str(run), *argv, "--out", str(tmp_path / "a")], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rl: error:") and hint in lines[0], err
+    assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("argv, hint", [
+    ([], "name a game"),
+    (["--env", "gymnax/CartPole-v1"], "has none"),
+    (["--env", "pgx/backgammon"], "board games without chance"),
+    (["--env", "pgx/tic_tac_toe", "--opponents", "random"], "two entrants or more"),
+])
+def test_arena_without_a_two_player_game_is_one_line(argv: list[str], hint: str,
+                                                     capsys) -> None:
+    code, _, err = run_cli(["arena", *argv], capsys)
+    assert code == 2 and hint in err and err.count("\n") == 1, err

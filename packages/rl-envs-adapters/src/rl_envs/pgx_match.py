@@ -1,0 +1,107 @@
+"""Whole games of a pgx two-player board game between any two players, for `rl arena`.
+
+The single-agent environment (`pgx_adapter.PgxEnv`) folds one fixed opponent into its step; a
+match instead lets two players take turns on the same game: the built-in players of the adapter
+(random, greedy, mcts:N) and trained agents alike. A player is a pure function
+
+    act(state, observation, legal, key) -> action   (int32 [])
+
+of one game's pgx state, the mover's observation planes (float32, as the agents saw them in
+training), its legal moves (bool `[A]`) and a key; a trained agent acts on the observation and
+the mask, the search player on the state.
+
+In a match of `games` games the first-named player moves first in the even-numbered games and
+second in the odd ones (pgx draws which player id moves first; the seats are assigned from it), so
+exactly half the games are played from each side when `games` is even.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from rl_envs._registry import EnvError
+from rl_envs.pgx_adapter import LOOKAHEAD, SEARCHABLE, greedy_move, search_simulations
+
+Player = Callable[[Any, jax.Array, jax.Array, jax.Array], jax.Array]
+
+# A game that has not ended after this many moves counts as unfinished (pgx's longest games end
+# on their own move limits well before it).
+MAX_MOVES = 4096
+
+
+class MatchResult(NamedTuple):
+    """Per game, from the first-named player's side."""
+
+    score: jax.Array  # float32 [games]: +1 win, 0 draw, -1 loss
+    moved_first: jax.Array  # bool [games]
+    finished: jax.Array  # bool [games]
+
+
+def _uniform(legal: jax.Array, key: jax.Array) -> jax.Array:
+    return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
+
+
+class Arena:
+    """The match engine of one pgx game (`name`, e.g. 'connect_four')."""
+
+    def __init__(self, name: str):
+        import pgx
+
+        if name not in SEARCHABLE:
+            raise EnvError(f"pgx/{name}: matches are played on the two-player board games "
+                           f"without chance ({', '.join(SEARCHABLE)}).")
+        self.name = name
+        self._env = pgx.make(name)
+
+    def builtin(self, opponent: str) -> Player:
+        """The built-in player named `opponent`: 'random', 'greedy' (where the game has it) or
+        'mcts:N'; anything else is an EnvError naming the choices."""
+        simulations = search_simulations(opponent, f"pgx/{self.name}")
+        if simulations is not None:
+            from rl_envs.pgx_search import mcts_move
+
+            env = self._env
+            return lambda s, obs, legal, key: mcts_move(env, s, key, simulations)
+        if opponent == "random":
+            return lambda s, obs, legal, key: _uniform(legal, key)
+        if opponent == "greedy" and self.name in LOOKAHEAD:
+            name = self.name
+            return lambda s, obs, legal, key: greedy_move(name, obs, legal, key)
+        choices = "random, greedy, mcts:N" if self.name in LOOKAHEAD else "random, mcts:N"
+        raise EnvError(f"pgx/{self.name}: a built-in player is one of {choices}, got "
+                       f"{opponent!r}.")
+
+    def play(self, first: Player, second: Player, games: int, key: jax.Array) -> MatchResult:
+        """`games` whole games of `first` against `second` (not compiled: jit the caller)."""
+        env = self._env
+
+        def one(k: jax.Array, leads: jax.Array) -> tuple[jax.Array, jax.Array]:
+            k_init, k_loop = jax.random.split(k)
+            s = env.init(k_init)
+            seat = jnp.where(leads, s.current_player, 1 - s.current_player)
+
+            def cond(c):
+                s, _, _, i = c
+                return ~(s.terminated | s.truncated) & (i < MAX_MOVES)
+
+            def body(c):
+                s, score, k, i = c
+                k, k_a, k_b, k_step = jax.random.split(k, 4)
+                obs = jnp.asarray(s.observation, jnp.float32)
+                legal = s.legal_action_mask
+                a = jnp.where(s.current_player == seat, first(s, obs, legal, k_a),
+                              second(s, obs, legal, k_b))
+                s = env.step(s, a.astype(jnp.int32), k_step)
+                return s, score + s.rewards[seat], k, i + 1
+
+            s, score, _, _ = jax.lax.while_loop(
+                cond, body, (s, jnp.zeros((), jnp.float32), k_loop, jnp.zeros((), jnp.int32)))
+            return score, s.terminated | s.truncated
+
+        leads = jnp.arange(games) % 2 == 0
+        score, finished = jax.vmap(one)(jax.random.split(key, games), leads)
+        return MatchResult(score, leads, finished)
