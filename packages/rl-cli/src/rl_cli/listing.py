@@ -75,9 +75,9 @@ def _build_rows(prefix: str) -> list[list[str]]:
 
     rows = []
     for env_id in rl_envs.list_envs(prefix, installed_only=False):
-        env = rl_envs.make(env_id)
-        rows.append([env_id, rl_envs.family(env_id), describe(env.observation_space),
-                     describe(env.action_space)])
+        observation_space, action_space = rl_envs.spaces(env_id)
+        rows.append([env_id, rl_envs.family(env_id), describe(observation_space),
+                     describe(action_space)])
     return rows
 
 

@@ -137,6 +137,20 @@ def arena(env_id: str) -> Any | None:
     return None if hook is None else hook(name)
 
 
+def spaces(env_id: str) -> tuple[Any, Any]:
+    """The observation and action spaces of `env_id` with its default arguments: from the
+    adapter's `spaces` hook where it has one (its spaces need no data the constructor would
+    fetch), else from the environment `make` builds."""
+    if not is_import_path(env_id):
+        prefix, name = split_id(env_id)
+        if backend_installed(prefix):
+            hook = getattr(adapter_module(prefix), "spaces", None)
+            if hook is not None:
+                return hook(name)
+    env = make(env_id)
+    return env.observation_space, env.action_space
+
+
 def family(env_id: str) -> str:
     """The environment family that selects default hyperparameters ('classic_control',
     'minatar', ...); 'custom' for a user's environment that names none."""
@@ -150,6 +164,7 @@ def family(env_id: str) -> str:
 
 __all__ = [
     "arena",
+    "spaces",
     "BACKENDS", "CUSTOM_FAMILY", "ENTRY_POINT_GROUP", "OBS_KEEP", "EnvError",
     "MissingBackendError", "UnknownEnvironmentError", "against", "all_ids", "backend_installed",
     "backends", "family", "first_line", "is_import_path", "list_envs", "make", "save_gif",
