@@ -324,6 +324,8 @@ CASES: dict[str, Case] = {
     "eval search opponent, game with chance": Case(
         ["eval", "{run}", "--env", "pgx/backgammon", "--opponent", "mcts:8"], "without chance",
         "run"),
+    "run multi-agent env": Case(["run", "--algo", "ppo", "--env", "jaxmarl/MPE_simple_spread_v3"],
+                                "no algorithm here trains multi-agent environments"),
     # rl arena
     "arena odd games": Case(["arena", "{run}", "--games", "7"], "--games must be an even", "run"),
     "arena off pgx": Case(["arena", "{run}"], "has none", "run_gymnax"),

@@ -1,6 +1,10 @@
 """The craftax backend: the port's contract on Craftax-Classic (symbolic), the step limit as
-`truncated` and death as `terminated` (never both), the achievements in `info`, the GIF renderer,
-and a refused option. The full Craftax and the pixel variants under `-m slow`."""
+`truncated` and death as `terminated` (never both), the achievements in `info`, and a refused
+option; the GIF renderer, the full Craftax and the pixel variants under `-m slow`.
+
+Craftax processes its textures (about 40 s) the first time each process imports it on a fresh
+install, so the default run builds a Craftax environment in one test only (this file's first
+that does; tests/test_all_envs_contract.py leaves Craftax to this file)."""
 
 from __future__ import annotations
 
@@ -28,11 +32,16 @@ def test_craftax_ids_and_families() -> None:
     assert rl_envs.family("craftax/Craftax-Symbolic-v1") == "craftax"
 
 
-def test_check_environment_classic_symbolic() -> None:
+def test_classic_keeps_the_contract_truncates_at_the_limit_and_terminates_on_death() -> None:
+    """The port's contract on Craftax-Classic-Symbolic, then random play with a 24-step limit,
+    64 episodes: an episode that reaches the limit alive is `truncated` at exactly 24 steps; one
+    that ends earlier is `terminated` (the player dead or in lava); never both; achievements only
+    grow."""
     env = rl_envs.make(CLASSIC)
     assert env.action_space.n == 17 and env.observation_space.shape == (1345,)
     assert env.max_steps == 10_000 and env.max_achievement_return == 22.0
     check_environment(env)
+    _check_ends(rl_envs.make(CLASSIC, max_steps=24))
 
 
 @pytest.mark.slow
@@ -42,11 +51,7 @@ def test_check_environment_every_variant(env_id: str) -> None:
     check_environment(rl_envs.make(env_id))
 
 
-def test_step_limit_truncates_and_death_terminates() -> None:
-    """Random play on Craftax-Classic with a 24-step limit, 64 episodes: an episode that reaches
-    the limit alive is `truncated` at exactly 24 steps; one that ends earlier is `terminated`
-    with the player dead or in lava; never both; achievements only grow."""
-    env = rl_envs.make(CLASSIC, max_steps=24)
+def _check_ends(env) -> None:
 
     def episode(key):
         state, ts = env.reset(key)
@@ -71,6 +76,7 @@ def test_step_limit_truncates_and_death_terminates() -> None:
     assert np.sum(end == 2) > 32  # random play mostly survives 24 steps
 
 
+@pytest.mark.slow
 def test_render_episode_writes_a_gif(tmp_path: Path) -> None:
     from PIL import Image
 

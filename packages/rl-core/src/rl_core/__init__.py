@@ -21,6 +21,12 @@ from rl_core.members import (
     run_members,
 )
 from rl_core.metrics import FINAL_RETURN_DEFINITION, FINAL_RETURN_WINDOW, final_return
+from rl_core.multiagent import (
+    agents_as_batch,
+    agents_from_batch,
+    check_multiagent_environment,
+    episode_over,
+)
 from rl_core.observations import (
     FlattenObservation,
     FlattenStructuredObservation,
@@ -104,4 +110,5 @@ __all__ = [
     "chunk_program", "compile_members", "describe",
     "flatten_observation", "make_train", "map_members", "rollout", "run_members", "scan_updates",
     "MaskObservation", "StepFn", "initial_policy_state", "policy_step", "recurrent_rollout",
+    "agents_as_batch", "agents_from_batch", "check_multiagent_environment", "episode_over",
 ]

@@ -14,7 +14,10 @@ import jax
 # Entries of `TimeStep.info` that describe the state just reached rather than the transition that
 # led to it. When `AutoReset` starts a new episode they must follow the *reset* observation (the
 # legal moves of the new position), whereas everything else in `info` describes the step taken.
-STATE_INFO_KEYS: tuple[str, ...] = ("action_mask",)
+# `alive` and `global_state` are the multi-agent port's (rl_core.multiagent): which agents are in
+# the episode, and the state a centralised critic sees (kept as `final_global_state` to
+# bootstrap a truncated episode from).
+STATE_INFO_KEYS: tuple[str, ...] = ("action_mask", "alive", "global_state")
 
 
 class TimeStep(NamedTuple):

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rl_core.multiagent import episode_over
 from rl_core.spaces import Box
 from rl_core.types import STATE_INFO_KEYS, TimeStep
 
@@ -93,7 +94,8 @@ def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
 
 
 class AutoReset(Wrapper):
-    """Starts a new episode when one ends, inside the same `step`.
+    """Starts a new episode when one ends (`episode_over`: in a multi-agent environment when
+    every agent is terminated or truncated), inside the same `step`.
 
     The returned observation is the first of the new episode; the real last observation is kept
     in `info["final_observation"]` (equal to `observation` when the episode goes on) so that a
@@ -126,7 +128,7 @@ class AutoReset(Wrapper):
             key_step, key_reset = key if key_batch_ndim(key) else jax.random.split(key)
             state_st, ts = self.env.step(state, action, key_step)
             state_re, ts_re = self.env.reset(key_reset)
-        done = jnp.logical_or(ts.terminated, ts.truncated)
+        done = episode_over(ts)  # every agent's flags, in a multi-agent environment
         info = {**ts.info, "final_observation": ts.observation}
         for k in STATE_INFO_KEYS:
             if k in ts.info:
@@ -154,7 +156,9 @@ class EpisodeStatistics(Wrapper):
 
     def reset(self, key: jax.Array) -> tuple[EpisodeStatsState, TimeStep]:
         state, ts = self.env.reset(key)
-        zero_r, zero_l = jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32)
+        # one return per agent in a multi-agent environment (reward [A])
+        zero_r = jnp.zeros(jnp.shape(ts.reward), jnp.float32)
+        zero_l = jnp.zeros((), jnp.int32)
         info = {**ts.info, "episode_return": zero_r, "episode_length": zero_l}
         return EpisodeStatsState(state, zero_r, zero_l), ts._replace(info=info)
 

@@ -59,6 +59,7 @@ BACKENDS: dict[str, Backend] = {
     "brax": Backend("brax", "rl_envs.brax_adapter", "brax", "brax"),
     "jumanji": Backend("jumanji", "rl_envs.jumanji_adapter", "jumanji", "jumanji"),
     "pgx": Backend("pgx", "rl_envs.pgx_adapter", "pgx", "pgx"),
+    "jaxmarl": Backend("jaxmarl", "rl_envs.jaxmarl_adapter", "jaxmarl", "jaxmarl"),
     "craftax": Backend("craftax", "rl_envs.craftax_adapter", "craftax", "craftax"),
     "xminigrid": Backend("xminigrid", "rl_envs.xminigrid_adapter", "xminigrid", "xminigrid"),
     # Environments written here in pure JAX, needing no library.

@@ -64,6 +64,10 @@ class CraftaxEnv:
     """One Craftax environment; see the module docstring."""
 
     def __init__(self, name: str, max_steps: int | None = None):
+        if max_steps is not None and (isinstance(max_steps, bool)
+                                      or not isinstance(max_steps, int) or max_steps < 1):
+            raise EnvError(f"craftax/{name}: max_steps must be a positive integer, got "
+                           f"{max_steps!r}.")
         self.name = name
         self.family = FAMILY[name]
         with _quiet():  # Craftax reports loading its textures on stdout at import
@@ -72,9 +76,6 @@ class CraftaxEnv:
             self._env = make_craftax_env_from_name(name, auto_reset=False)
         self._params = self._env.default_params
         if max_steps is not None:
-            if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-                raise EnvError(f"craftax/{name}: max_steps must be a positive integer, got "
-                               f"{max_steps!r}.")
             self._params = self._params.replace(max_timesteps=int(max_steps))
         space = self._env.observation_space(self._params)
         shape = tuple(int(d) for d in space.shape)

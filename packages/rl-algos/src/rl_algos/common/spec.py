@@ -103,6 +103,12 @@ class AlgoSpec:
         return family if family in self.presets else None
 
     def check_env(self, env: Any) -> None:
+        agents = getattr(env, "num_agents", None)  # the multi-agent port's (rl_core.multiagent)
+        if agents is not None:
+            raise ConfigError(
+                f"{self.name} trains single-agent environments, and this one has {agents} agents "
+                "(the multi-agent port); no algorithm here trains multi-agent environments yet: "
+                "pick a single-agent environment (`rl envs` lists them).")
         space = env.action_space
         if not isinstance(space, self.action_spaces):
             names = "/".join(t.__name__ for t in self.action_spaces)

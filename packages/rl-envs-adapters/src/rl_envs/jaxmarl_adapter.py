@@ -1,0 +1,132 @@
+"""JaxMARL behind the multi-agent port (Rutherford et al., 2023; `jaxmarl` 0.2): the Multi-Agent
+Particle Environments with discrete actions (see `rl_core.multiagent` for the port).
+
+    env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")   # env.num_agents == 3
+
+Each leaf carries the agent axis in JaxMARL's `env.agents` order. How JaxMARL's steps map onto
+the port:
+* the environment is stepped with `step_env` (no auto-reset); rl-core's `AutoReset` resets when
+  every agent is done, keeping the true final observation;
+* MPE episodes end only on the step limit (JaxMARL's `max_steps`, 25: an episode has 26 steps),
+  so every `done` is `truncated` (a learner bootstraps from it); `terminated` stays False;
+* agents whose observations are shorter than the longest (the adversary of simple_adversary,
+  the speaker of simple_speaker_listener) get theirs zero-padded at the end, and agents with
+  fewer actions than the most get the extra actions masked: `info["action_mask"]` `[A, n]`
+  marks each agent's own actions; `env.obs_sizes` and `env.action_counts` give each agent's
+  real sizes;
+* rewards are JaxMARL's per agent, `[A]` (a team's return is their sum).
+
+Not here yet: SMAX, Overcooked, Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
+with continuous actions (simple_world_comm, simple_facmac).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rl_core import Box, Discrete, TimeStep
+
+LIBRARY = "jaxmarl"
+
+ENV_NAMES: list[str] = [
+    "MPE_simple_v3", "MPE_simple_spread_v3", "MPE_simple_speaker_listener_v4",
+    "MPE_simple_adversary_v3", "MPE_simple_tag_v3", "MPE_simple_push_v3",
+    "MPE_simple_crypto_v3", "MPE_simple_reference_v3",
+]
+FAMILY: dict[str, str] = {n: "mpe" for n in ENV_NAMES}
+
+
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """Output to the process's stdout and stderr discarded: importing jaxmarl prints which of
+    its optional environments it found, through a `sys.stdout` that one of its imports resets to
+    the terminal's (so `contextlib.redirect_stdout` alone misses it)."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            stream.flush()
+    saved = os.dup(1), os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        for stream in (sys.__stdout__, sys.__stderr__):
+            if stream is not None:
+                stream.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
+
+
+def _make(name: str, **kwargs: Any) -> Any:
+    if "jaxmarl" not in sys.modules:
+        with _silenced():
+            import jaxmarl  # noqa: F401
+    import jaxmarl
+
+    return jaxmarl.make(name, **kwargs)
+
+
+class JaxMARLEnv:
+    """One JaxMARL environment as a multi-agent port environment; see the module docstring."""
+
+    def __init__(self, name: str, **kwargs: Any):
+        self.name = name
+        self.family = FAMILY[name]
+        self._env = _make(name, **kwargs)
+        self.agents = tuple(self._env.agents)
+        self.num_agents = len(self.agents)
+        self.obs_sizes = tuple(int(np.prod(self._env.observation_space(a).shape))
+                               for a in self.agents)
+        self.action_counts = tuple(int(self._env.action_space(a).n) for a in self.agents)
+        width = max(self.obs_sizes)
+        self.observation_space = Box(-np.inf, np.inf, (width,), jnp.float32)
+        self.action_space = Discrete(max(self.action_counts))
+        self._mask = jnp.asarray(np.arange(self.action_space.n)[None, :]
+                                 < np.array(self.action_counts)[:, None])
+
+    def _observation(self, obs: dict[str, jax.Array]) -> jax.Array:
+        width = self.observation_space.shape[0]
+        return jnp.stack([
+            jnp.pad(jnp.ravel(obs[a]).astype(jnp.float32), (0, width - n))
+            for a, n in zip(self.agents, self.obs_sizes, strict=True)])
+
+    def _timestep(self, obs: Any, rewards: Any, dones: Any) -> TimeStep:
+        if dones is None:
+            done = jnp.zeros((self.num_agents,), jnp.bool_)
+            reward = jnp.zeros((self.num_agents,), jnp.float32)
+        else:
+            done = jnp.stack([jnp.asarray(dones[a], jnp.bool_) for a in self.agents])
+            reward = jnp.stack([jnp.asarray(rewards[a], jnp.float32) for a in self.agents])
+        return TimeStep(
+            observation=self._observation(obs), reward=reward,
+            terminated=jnp.zeros((self.num_agents,), jnp.bool_), truncated=done,
+            info={"action_mask": self._mask})
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        obs, state = self._env.reset(key)
+        return state, self._timestep(obs, None, None)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        actions = {a: action[i] for i, a in enumerate(self.agents)}
+        obs, state, rewards, dones, _ = self._env.step_env(key, state, actions)
+        return state, self._timestep(obs, rewards, dones)
+
+    def __repr__(self) -> str:
+        return f"JaxMARLEnv({self.name!r}, agents={self.num_agents})"
+
+
+def make(name: str, **kwargs: Any) -> JaxMARLEnv:
+    return JaxMARLEnv(name, **kwargs)
