@@ -44,6 +44,26 @@ def test_arena_plays_every_pair_and_rates_the_entrants(tmp_path: Path, capsys,
     assert "ratings" in text and "greedy" in text
 
 
+def test_the_first_named_player_moves_first_in_exactly_half_the_games() -> None:
+    """tic_tac_toe between two fixed players: A takes the lowest free cell, B the highest. The
+    one that moves first completes its row (A: 0-1-2, B: 8-7-6) on its third move, so A's score
+    is +1 exactly in the games the engine says A began, -1 in the others."""
+    import jax
+    import numpy as np
+
+    import rl_envs
+
+    engine = rl_envs.arena("pgx/tic_tac_toe")
+    assert engine.default_players() == ["random", "greedy"]
+    assert rl_envs.arena("pgx/othello").default_players() == ["random"]
+    low = lambda s, obs, legal, key: jax.numpy.argmax(legal).astype("int32")  # noqa: E731
+    high = lambda s, obs, legal, key: (8 - jax.numpy.argmax(legal[::-1])).astype("int32")  # noqa: E731
+    res = jax.jit(lambda k: engine.play(low, high, 10, k))(jax.random.PRNGKey(0))
+    score, first, finished = (np.asarray(x) for x in res)
+    assert finished.all() and first.sum() == 5
+    np.testing.assert_array_equal(score, np.where(first, 1.0, -1.0))
+
+
 @pytest.mark.parametrize("argv, hint", [
     (["--games", "7"], "--games must be an even number"),
     (["--opponents", "alphazero"], "a built-in player is one of random, greedy, mcts:N"),

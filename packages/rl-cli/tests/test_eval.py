@@ -59,7 +59,7 @@ def test_eval_against_the_search_opponent(tmp_path: Path, capsys) -> None:
                              capsys)
     assert code == 0, err
     assert "vs mcts:8" in out
-    res = json.loads((run / "eval-greedy-vs-mcts:8.json").read_text())
+    res = json.loads((run / "eval-greedy-vs-mcts-8.json").read_text())
     assert res["opponent"] == "mcts:8" and res["episodes"] == 16
     assert res["unfinished"] == [0, 0]
 

@@ -58,7 +58,8 @@ def _check_ends(env) -> None:
 
         def step(c, k):
             state, ts, steps, end = c
-            state, nxt = env.step(state, jax.random.randint(k, (), 0, 17), k)
+            k_act, k_step = jax.random.split(k)
+            state, nxt = env.step(state, jax.random.randint(k_act, (), 0, 17), k_step)
             live = end == 0
             done = nxt.terminated | nxt.truncated
             end = jnp.where(live & done, jnp.where(nxt.terminated, 1, 2), end)

@@ -56,7 +56,8 @@ def test_the_step_limit_truncates_every_agent_and_auto_reset_follows() -> None:
 
     def body(carry, k):
         s, _ = carry
-        s, ts = env.step(s, jax.random.randint(k, (3,), 0, 5), k)
+        k_act, k_step = jax.random.split(k)
+        s, ts = env.step(s, jax.random.randint(k_act, (3,), 0, 5), k_step)
         return (s, ts), (ts.terminated, ts.truncated, ts.reward)
 
     @jax.jit

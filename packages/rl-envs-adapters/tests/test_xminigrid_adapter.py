@@ -113,19 +113,26 @@ def test_a_benchmark_that_cannot_be_fetched_names_the_file_and_leaves_nothing(
         tmp_path: Path, monkeypatch) -> None:
     from xminigrid import benchmarks
 
-    monkeypatch.setattr(benchmarks, "DATA_PATH", str(tmp_path))
+    data = tmp_path / "data"  # xminigrid makes its folder before downloading
+    monkeypatch.setattr(benchmarks, "DATA_PATH", str(data))
 
     def cut_short(repo_id: str, filename: str) -> None:
-        (tmp_path / filename).write_bytes(b"BZh9 half a file")
+        (data / filename).write_bytes(b"BZh9 half a file")
         raise OSError("connection reset")
 
     monkeypatch.setattr(benchmarks, "_download_from_hf", cut_short)
     with pytest.raises(EnvError) as e:
         rl_envs.make("xminigrid/XLand-MiniGrid-R1-9x9", benchmark="small-1m")
     message = str(e.value)
-    assert "\n" not in message and str(tmp_path / "small_1m_v3") in message
+    assert "\n" not in message and str(data / "small_1m_v3") in message
     assert "huggingface.co" in message and "benchmark=/path/to/file" in message
-    assert not (tmp_path / "small_1m_v3").exists()
+    assert not data.exists()  # neither the partial file nor the folder made for it
+
+    data.mkdir()
+    (data / "small_1m_v3").write_bytes(b"not a benchmark")  # damaged: it is not fetched again
+    with pytest.raises(EnvError, match="is not a readable benchmark .* delete it"):
+        rl_envs.make("xminigrid/XLand-MiniGrid-R1-9x9", benchmark="small-1m")
+    assert (data / "small_1m_v3").exists()  # the user's file is theirs to delete
 
 
 def test_a_local_benchmark_file_is_checked(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def agent_player(policy: Any, agent: Any) -> Any:
     return act
 
 
-def entrants(run_dirs: tuple[Path, ...], opponents: list[str], env_id: str | None
+def entrants(run_dirs: tuple[Path, ...], opponents: list[str] | None, env_id: str | None
              ) -> tuple[str, Any, list[Entrant]]:
     """The game (from the runs, or `env_id` when none is given), its match engine, and every
     entrant: each member of each run, then each built-in player. One line of UserError for runs
@@ -63,7 +63,8 @@ def entrants(run_dirs: tuple[Path, ...], opponents: list[str], env_id: str | Non
                             "feed-forward agents")
         players += [Entrant(f"{run.run_dir.name}/{m}", agent_player(run.policy, run.member(i)))
                     for i, m in enumerate(run.members)]
-    players += [Entrant(name, engine.builtin(name)) for name in opponents]
+    names = engine.default_players() if opponents is None else opponents
+    players += [Entrant(name, engine.builtin(name)) for name in names]
     names = [p.name for p in players]
     if len(set(names)) != len(names):
         raise UserError(f"each entrant plays once; named twice: "
@@ -75,18 +76,39 @@ def entrants(run_dirs: tuple[Path, ...], opponents: list[str], env_id: str | Non
 
 def match_record(a: str, b: str, score: np.ndarray, first: np.ndarray,
                  finished: np.ndarray, seconds: float) -> dict[str, Any]:
-    """One match from `a`'s side: counts, rates and their Wilson 95% intervals."""
+    """One match from `a`'s side: counts of the finished games, their rates' Wilson 95%
+    intervals; a game that never ended (`unfinished`) is in no count and no rating."""
     from rl_cli.stats import wilson_ci95
 
-    n = int(score.size)
-    counts = {"wins": int(np.sum(score > 0)), "draws": int(np.sum(score == 0)),
-              "losses": int(np.sum(score < 0))}
+    done = score[finished]
+    n = int(done.size)
+    counts = {"wins": int(np.sum(done > 0)), "draws": int(np.sum(done == 0)),
+              "losses": int(np.sum(done < 0))}
     record: dict[str, Any] = {"a": a, "b": b, "games": n, "a_first": int(np.sum(first)),
                               "unfinished": int(np.sum(~finished)), **counts,
                               "seconds": round(seconds, 2)}
     for key, k in counts.items():
         record[f"{key}_ci95"] = list(wilson_ci95(k, n))
     return record
+
+
+# Games played at once, at most: a search player keeps a tree per game.
+CHUNK = 1024
+
+
+def play_match(engine: Any, a: Entrant, b: Entrant, games: int, key: Any
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`games` (even) games of `a` against `b`, in chunks of an even size of at most `CHUNK`
+    (one compiled program), `a` first in exactly half: score, a-moved-first, finished."""
+    import jax
+
+    chunks = -(-games // CHUNK)
+    size = -(-games // chunks)
+    size += size % 2
+    program = jax.jit(lambda k: engine.play(a.player, b.player, size, k))
+    parts = [jax.block_until_ready(program(jax.random.fold_in(key, c))) for c in range(chunks)]
+    return tuple(np.concatenate([np.asarray(p[i]) for p in parts])[:games]  # type: ignore
+                 for i in range(3))
 
 
 def play_all(engine: Any, players: list[Entrant], games: int, seed: int,
@@ -100,13 +122,13 @@ def play_all(engine: Any, players: list[Entrant], games: int, seed: int,
         a, b = players[i], players[j]
         key = jax.random.fold_in(jax.random.PRNGKey(seed), n)
         t0 = time.perf_counter()
-        res = jax.jit(lambda k, a=a, b=b: engine.play(a.player, b.player, games, k))(key)
-        score, first, finished = (np.asarray(x) for x in jax.block_until_ready(res))
+        score, first, finished = play_match(engine, a, b, games, key)
         records.append(match_record(a.name, b.name, score, first, finished,
                                     time.perf_counter() - t0))
         r = records[-1]
+        unfinished = f", {r['unfinished']} unfinished" if r["unfinished"] else ""
         echo(f"[{n + 1}/{len(pairs)}] {a.name} vs {b.name}: {r['wins']} won, {r['draws']} "
-             f"drawn, {r['losses']} lost ({r['seconds']:.1f} s)")
+             f"drawn, {r['losses']} lost{unfinished} ({r['seconds']:.1f} s)")
     return records
 
 
@@ -166,9 +188,9 @@ def plot(result: dict[str, Any], out: Path) -> None:
 
 @click.command("arena")
 @click.argument("run_dirs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--opponents", default="random,greedy", show_default=True,
+@click.option("--opponents", default=None,
               help="Built-in players, comma-separated: random, greedy, mcts:N (a search with N "
-                   "simulations a move).")
+                   "simulations a move); default: random, and greedy where the game has it.")
 @click.option("--games", default=100, show_default=True, type=int,
               help="Games per match, an even number: half with each player first.")
 @click.option("--env", "env_id", default=None,
@@ -176,7 +198,7 @@ def plot(result: dict[str, Any], out: Path) -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Seeds the games.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Directory for arena.json and arena.png (default: runs/arena-<game>-<time>).")
-def arena(run_dirs: tuple[Path, ...], opponents: str, games: int, env_id: str | None,
+def arena(run_dirs: tuple[Path, ...], opponents: str | None, games: int, env_id: str | None,
           seed: int, out: Path | None) -> None:
     """Round-robin matches between runs' agents and built-in players on a two-player game:
     win/draw/loss with Wilson 95% intervals and Bradley-Terry ratings (random = 0)."""
@@ -187,7 +209,7 @@ def arena(run_dirs: tuple[Path, ...], opponents: str, games: int, env_id: str | 
     if games < 2 or games % 2 or games > 1_000_000:
         raise UserError(f"--games must be an even number from 2 to 1,000,000 (half the games "
                         f"with each player first), got {games:,}")
-    names = [o.strip() for o in opponents.split(",") if o.strip()]
+    names = None if opponents is None else [o.strip() for o in opponents.split(",") if o.strip()]
     game, engine, players = entrants(run_dirs, names, env_id)
     console = Console()
     records = play_all(engine, players, games, seed, console.print)

@@ -25,7 +25,7 @@ import click
               help="Seeds the episodes; every member plays the same ones.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
               help="Where to write the results (default: RUN_DIR/eval-<policy>.json, "
-                   "eval-<policy>-vs-<opponent>.json against an opponent).")
+                   "eval-<policy>-vs-<opponent>.json against an opponent, ':' as '-').")
 def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
           env_id: str | None, seed: int, json_path: Path | None) -> None:
     """Play a run's trained agents for whole episodes (greedy unless --stochastic): mean return
@@ -41,7 +41,8 @@ def eval_(run_dir: Path, episodes: int, stochastic: bool, opponent: str | None,
                    opponent=opponent)
     mode = "greedy" if res.deterministic else "stochastic"
     path = json_path or Path(res.run_dir) / (
-        f"eval-{mode}" + (f"-vs-{res.opponent}" if res.opponent else "") + ".json")
+        f"eval-{mode}" + (f"-vs-{res.opponent.replace(':', '-')}" if res.opponent else "")
+        + ".json")
     write_atomic(path, json.dumps(res.as_dict(), indent=2))
     Console().print(eval_table(res))
     Console().print(f"written to {path}")

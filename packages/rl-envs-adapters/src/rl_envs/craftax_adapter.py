@@ -10,8 +10,8 @@ auto_reset=False)`, default parameters; `max_steps=N` replaces the step limit); 
 How Craftax's episode ends map onto the port (Craftax merges them into one `done`):
 * death (health at zero), Classic's lava, Craftax's defeated final boss: `terminated`;
 * the step limit (`max_timesteps`: 10,000 in Classic, 100,000 in Craftax): `truncated`, so a
-  learner bootstraps from it. A step that both hits the limit and ends the game by lava or the
-  boss counts as truncated (death is always `terminated`).
+  learner bootstraps from it; a step that hits the limit and ends the game otherwise is
+  `terminated` (Craftax's own end test without the limit decides).
 
 The reward is Craftax's: each achievement's first unlock (1 in Classic; 1, 3, 5 or 8 by
 difficulty in Craftax) plus 0.1 per point of health gained or lost. `info["achievements"]`
@@ -80,6 +80,7 @@ class CraftaxEnv:
         space = self._env.observation_space(self._params)
         shape = tuple(int(d) for d in space.shape)
         self.observation_space = Box(0.0, 1.0, shape, jnp.float32)
+        self._unlimited = self._params.replace(max_timesteps=np.iinfo(np.int32).max)
         self.action_space = Discrete(int(self._env.num_actions))
         self.max_steps = int(self._params.max_timesteps)
         self.achievement_rewards = _achievement_rewards(self.family == "craftax_classic")
@@ -87,8 +88,9 @@ class CraftaxEnv:
 
     def _timestep(self, obs: Any, state: Any, reward: Any, done: Any) -> TimeStep:
         done = jnp.asarray(done, jnp.bool_).reshape(())
-        limit = state.timestep >= self._params.max_timesteps
-        terminated = done & (~limit | (state.player_health <= 0))
+        # Craftax's own end test with no step limit: death, lava, the boss
+        ended = jnp.asarray(self._env.is_terminal(state, self._unlimited), jnp.bool_).reshape(())
+        terminated = done & ended
         return TimeStep(
             observation=jnp.asarray(obs, jnp.float32),
             reward=jnp.asarray(reward, jnp.float32).reshape(()),

@@ -57,6 +57,11 @@ class Arena:
         self.name = name
         self._env = pgx.make(name)
 
+    def default_players(self) -> list[str]:
+        """The built-in players an arena meets when none are named: random, and greedy where the
+        game has it."""
+        return ["random", "greedy"] if self.name in LOOKAHEAD else ["random"]
+
     def builtin(self, opponent: str) -> Player:
         """The built-in player named `opponent`: 'random', 'greedy' (where the game has it) or
         'mcts:N'; anything else is an EnvError naming the choices."""

@@ -74,6 +74,7 @@ def load_ruleset(name: str, benchmark: str, ruleset: Any) -> Any:
         filename = benchmarks.NAME2HFFILENAME[benchmark]
         path = os.path.join(benchmarks.DATA_PATH, filename)
         present = os.path.exists(path)
+        folder_existed = os.path.isdir(benchmarks.DATA_PATH)
         try:
             # xminigrid prints its download's progress; the port's errors are one line
             with contextlib.redirect_stdout(io.StringIO()), \
@@ -82,7 +83,15 @@ def load_ruleset(name: str, benchmark: str, ruleset: Any) -> Any:
         except Exception as e:  # no network, a refused download, a damaged file
             if not present and os.path.exists(path):  # a download cut short
                 os.remove(path)
+            if not folder_existed and os.path.isdir(benchmarks.DATA_PATH):
+                with contextlib.suppress(OSError):  # only when empty: it was made for this file
+                    os.rmdir(benchmarks.DATA_PATH)
             url = f"https://huggingface.co/datasets/{benchmarks.HF_REPO_ID}/resolve/main/{filename}"
+            if present:
+                raise EnvError(
+                    f"xminigrid/{name}: {path} is not a readable benchmark ({type(e).__name__}: "
+                    f"{e}); delete it to have xminigrid download it again from {url}, or pass "
+                    f"benchmark=/path/to/file.") from None
             raise EnvError(
                 f"xminigrid/{name}: the benchmark {benchmark!r} could not be read from {path} "
                 f"({type(e).__name__}: {e}); download {url} to that path (or set "
