@@ -1,5 +1,6 @@
 """Compile time and random-policy throughput of a Craftax environment, Craftax's own env against
-the same env behind the port (`rl_envs.make("craftax/...")`, `VectorEnv`), in one process:
+the same env behind the port (`rl_envs.make("craftax/...")`, `VectorEnv`), and behind the port
+with rl-core's `AutoReset` (as training steps it: a reset computed at every step), in one process:
 reset and a 16-step rollout of `--envs` environments, each compiled apart and timed, then the
 rollout's env steps/s (median of 5).
 
@@ -37,11 +38,12 @@ def craftax_own(name: str, n: int):
     return reset, rollout
 
 
-def ours(name: str, n: int):
+def ours(name: str, n: int, auto_reset: bool = False):
     import rl_envs
-    from rl_core import VectorEnv
+    from rl_core import AutoReset, VectorEnv
 
-    venv = VectorEnv(rl_envs.make(f"craftax/{name}"), n)
+    env = rl_envs.make(f"craftax/{name}")
+    venv = VectorEnv(AutoReset(env) if auto_reset else env, n)
     actions = venv.action_space.n if hasattr(venv.action_space, "n") else None
 
     def reset(key):
@@ -86,6 +88,7 @@ def main() -> None:
     print(f"{args.name}, {args.envs} envs, {jax.device_count()} device(s)", flush=True)
     measure("craftax's own", craftax_own(args.name, args.envs), args.envs)
     measure("rl_envs", ours(args.name, args.envs), args.envs)
+    measure("+ AutoReset", ours(args.name, args.envs, auto_reset=True), args.envs)
 
 
 if __name__ == "__main__":
