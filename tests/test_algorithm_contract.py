@@ -29,6 +29,7 @@ from rl_core import (
     TimeStep,
     check_algorithm,
     check_environment,
+    check_multiagent_environment,
 )
 
 
@@ -56,11 +57,41 @@ class MaskedMultiDiscreteEnv:
         return t, self._ts(t, reward, t >= 6)
 
 
+class Agents:
+    """The multi-agent port over `num_agents` copies of a single-agent environment, one per
+    agent, in lockstep: an agent whose copy ended stays out (its flags kept, its rewards 0, its
+    copy no longer stepped) until every agent is out."""
+
+    def __init__(self, env, num_agents: int = 2):
+        self.env, self.num_agents = env, num_agents
+        self.agents = tuple(f"agent_{i}" for i in range(num_agents))
+        self.observation_space, self.action_space = env.observation_space, env.action_space
+
+    def reset(self, key):
+        state, ts = jax.vmap(self.env.reset)(jax.random.split(key, self.num_agents))
+        return (state, ts), ts
+
+    def step(self, carry, actions, key):
+        state, last = carry
+        out = last.terminated | last.truncated
+        new_state, ts = jax.vmap(self.env.step)(state, actions,
+                                                jax.random.split(key, self.num_agents))
+
+        def keep(new, old):
+            return jnp.where(out.reshape(out.shape + (1,) * (new.ndim - 1)), old, new)
+
+        ts = jax.tree.map(keep, ts, last)._replace(reward=jnp.where(out, 0.0, ts.reward))
+        return (jax.tree.map(keep, new_state, state), ts), ts
+
+
 ENV_IDS = ("gymnax/CartPole-v1", "gymnax/Pendulum-v1", "native/GridWorld")
 
 
 def env_for(spec, kind):
-    """The first candidate environment with actions of `kind` that the algorithm learns from."""
+    """The first candidate environment with actions of `kind` that the algorithm learns from
+    (for a multi-agent algorithm, two agents each with a copy of it)."""
+    if spec.multi_agent:
+        return Agents(env_for(dataclasses.replace(spec, multi_agent=False), kind))
     if kind is MultiDiscrete:
         return MaskedMultiDiscreteEnv()
     for env_id in ENV_IDS:
@@ -103,6 +134,12 @@ def test_check_algorithm(name, kind, normalised) -> None:
 
 def test_multidiscrete_test_env_keeps_the_port() -> None:
     check_environment(MaskedMultiDiscreteEnv())
+
+
+@pytest.mark.parametrize("env", [MaskedMultiDiscreteEnv(), rl_envs.make("gymnax/Pendulum-v1")],
+                         ids=["multidiscrete", "box"])
+def test_the_multi_agent_test_env_keeps_the_port(env) -> None:
+    check_multiagent_environment(Agents(env))
 
 
 @pytest.mark.parametrize("name", list(rl_algos.ALGORITHMS))

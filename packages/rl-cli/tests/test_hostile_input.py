@@ -325,7 +325,9 @@ CASES: dict[str, Case] = {
         ["eval", "{run}", "--env", "pgx/backgammon", "--opponent", "mcts:8"], "without chance",
         "run"),
     "run multi-agent env": Case(["run", "--algo", "ppo", "--env", "jaxmarl/MPE_simple_spread_v3"],
-                                "no algorithm here trains multi-agent environments"),
+                                "train it with 'ippo'"),
+    "run multi-agent algo": Case(["run", "--algo", "ippo", "--env", "gymnax/CartPole-v1"],
+                                 "ippo trains multi-agent environments"),
     # rl arena
     "arena odd games": Case(["arena", "{run}", "--games", "7"], "--games must be an even", "run"),
     "arena off pgx": Case(["arena", "{run}"], "has none", "run_gymnax"),

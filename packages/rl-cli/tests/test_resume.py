@@ -2,8 +2,8 @@
 (SIGKILL: no chance to save) or interrupted (SIGINT: saves at the next chunk boundary, exit 130)
 at a random point of training, `rl resume` continues it, and the end is bitwise the run that was
 never interrupted: the same parameters (params.eqx byte for byte), the same metrics in
-metrics.jsonl (every field but wall-clock times), the same final returns. PPO, PQN, and TD3 (whose
-carry holds a replay buffer)."""
+metrics.jsonl (every field but wall-clock times), the same final returns. PPO, PQN, TD3 (whose
+carry holds a replay buffer) and IPPO (a multi-agent environment)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,14 @@ CASES = {
     "ppo": ("gymnax/CartPole-v1", 40_960, 4),  # 80 updates of 512 steps: 20 chunks
     "pqn": ("gymnax/CartPole-v1", 81_920, 2),  # 40 updates of 2048 steps: 20 chunks
     "td3": ("gymnax/Pendulum-v1", 4_000, 50),  # 1000 updates of 4 steps (replay warm-up inside)
+    # three agents batched: 40 updates of 4 envs x 32 steps (384 agent transitions)
+    "ippo": ("jaxmarl/MPE_simple_spread_v3", 5_120, 2),
 }
 # Smaller learning steps than the preset's where they cost most (the carry's shape is what a
 # checkpoint must restore, not its size): PQN learns from each rollout in 2 epochs of 4
 # minibatches with layers of 64 (the preset: 4 x 16 with 256).
-SETS = {"pqn": ["--set", "num_epochs=2", "--set", "num_minibatches=4", "--set", "hidden_size=64"]}
+SETS = {"pqn": ["--set", "num_epochs=2", "--set", "num_minibatches=4", "--set", "hidden_size=64"],
+        "ippo": ["--set", "num_envs=4", "--set", "num_steps=32"]}
 CLOCK_FIELDS = ("seconds", "steps_per_second")
 
 
@@ -113,7 +116,8 @@ def references(tmp_path_factory) -> dict[str, Path]:
 # `rl resume` that continued it. Every signal is met by PPO; each carry kind (PPO's, PQN's, and
 # TD3's replay buffer) by a graceful stop and by a kill.
 STOPS = {"ppo": (signal.SIGTERM, signal.SIGINT, signal.SIGKILL),
-         "pqn": (signal.SIGINT, signal.SIGKILL), "td3": (signal.SIGKILL, signal.SIGINT)}
+         "pqn": (signal.SIGINT, signal.SIGKILL), "td3": (signal.SIGKILL, signal.SIGINT),
+         "ippo": (signal.SIGINT, signal.SIGKILL)}
 
 
 @pytest.mark.parametrize("algo", sorted(STOPS))

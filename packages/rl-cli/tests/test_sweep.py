@@ -179,5 +179,5 @@ def test_data_parallel_refused_for_an_algorithm_without_it(monkeypatch, tmp_path
                             "gymnax/CartPole-v1", "--data-parallel", "--logdir", str(tmp_path)],
                            capsys)
     assert code == 2 and err.strip() == ("rl: error: nodp has no data-parallel mode (ppo, dpo, "
-                                         "lpo have); drop --data-parallel")
+                                         "lpo, ippo have); drop --data-parallel")
     assert not any(tmp_path.iterdir())

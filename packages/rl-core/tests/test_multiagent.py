@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rl_core import (
+    AgentsAsBatch,
     AutoReset,
     Box,
     Discrete,
@@ -139,3 +140,31 @@ def test_agents_as_batch_round_trips() -> None:
     back = agents_from_batch(flat, 3)
     for k in x:
         np.testing.assert_array_equal(back[k], x[k])
+
+
+def test_agents_as_batch_wrapper_gives_one_actor_per_agent() -> None:
+    """Four games of three agents seen as 12 actors (environment-major): observations, rewards
+    and flags per agent, actions taken per actor, an environment's counters repeated for its
+    agents, and every agent's `episode_return` the team's (the sum of its agents' returns)
+    while `agent_episode_return` keeps its own; the same returns as the stack without it."""
+    inner = VectorEnv(AutoReset(EpisodeStatistics(MatchGame())), 4)
+    env = AgentsAsBatch(inner)
+    assert env.num_envs == 12 and env.num_agents == 3
+    state, ts = env.reset(jax.random.PRNGKey(0))
+    _, ref = inner.reset(jax.random.PRNGKey(0))
+    assert ts.observation.shape == (12, 6) and ts.info["action_mask"].shape == (12, 3)
+    actions = jnp.tile(jnp.array([0, 1, 0]), 4)  # agent 1 always picks 1, the others 0
+    ref_state = state
+    for t in range(8):
+        key = jax.random.PRNGKey(t + 1)
+        state, ts = jax.jit(env.step)(state, actions, key)
+        ref_state, ref = jax.jit(inner.step)(ref_state, actions.reshape(4, 3), key)
+        np.testing.assert_array_equal(ts.reward, ref.reward.reshape(12))
+        np.testing.assert_array_equal(ts.terminated, ref.terminated.reshape(12))
+        np.testing.assert_array_equal(ts.info["agent_episode_return"],
+                                      ref.info["episode_return"].reshape(12))
+        team = ref.info["episode_return"].sum(axis=1)
+        np.testing.assert_array_equal(ts.info["episode_return"], jnp.repeat(team, 3))
+        np.testing.assert_array_equal(ts.info["episode_length"],
+                                      jnp.repeat(ref.info["episode_length"], 3))
+    assert np.all(np.asarray(ts.truncated | ts.terminated))  # step 8: every episode over

@@ -27,6 +27,7 @@ FOLDERS = (
     "td3",
     "sac",
     "a2c",
+    "ippo",
 )
 
 ALGORITHMS: dict[str, AlgoSpec] = {

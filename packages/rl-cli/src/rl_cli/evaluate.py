@@ -65,6 +65,7 @@ class EvalResult(NamedTuple):
     lengths: np.ndarray  # int [M, N]
     compile_seconds: float
     run_seconds: float
+    agents: int = 1  # a multi-agent environment's: each return is its agents' team return
 
     @property
     def finished(self) -> np.ndarray:
@@ -105,6 +106,7 @@ class EvalResult(NamedTuple):
             "overall_mean_return": finite_or_none(mean), "overall_ci95": finite_or_none(ci),
             "returns": [_nums(r) for r in self.returns],
             "compile_seconds": self.compile_seconds, "run_seconds": self.run_seconds,
+            "agents": self.agents,
         }
         if self.opponent is not None:
             out.update({k: v.tolist() for k, v in self.outcome_rates().items()})
@@ -231,6 +233,7 @@ def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
         deterministic=not stochastic, episodes=episodes, members=run.members,
         returns=played.returns, lengths=played.lengths,
         compile_seconds=played.compile_seconds, run_seconds=played.run_seconds,
+        agents=getattr(run.env, "num_agents", None) or 1,
     )
 
 
@@ -242,7 +245,8 @@ def eval_table(res: EvalResult) -> Any:
     mode = "greedy" if res.deterministic else "stochastic"
     table = Table(title=f"{res.algo} on {res.env_id}{vs}: {res.episodes} episodes per member, "
                         f"{mode} policy", title_justify="left")
-    cols = ["member", "mean return", "95% CI", "mean length"]
+    cols = ["member", "mean team return" if res.agents > 1 else "mean return", "95% CI",
+            "mean length"]
     rates = res.outcome_rates() if res.opponent else {}
     cols += ["win", "draw", "loss"] if rates else []
     for col in cols:

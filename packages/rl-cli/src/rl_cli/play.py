@@ -17,10 +17,13 @@ MAX_STEPS = 100_000
 
 def acting_env(env: Any, n: int) -> Any:
     """`n` copies of `env` stepped together (no auto-reset), Box actions clipped into the bounds
-    as in training (`ClipAction`)."""
-    from rl_core import Box, ClipAction, VectorEnv
+    as in training (`ClipAction`); a multi-agent environment's agents batched (`AgentsAsBatch`:
+    `n * num_agents` actors) as in training."""
+    from rl_core import AgentsAsBatch, Box, ClipAction, VectorEnv
 
     venv: Any = VectorEnv(env, n)
+    if getattr(env, "num_agents", None) is not None:
+        venv = AgentsAsBatch(venv)
     return ClipAction(venv) if isinstance(env.action_space, Box) else venv
 
 
@@ -71,13 +74,22 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
     """`(agent, key) -> (returns [N], lengths [N], finished [N])` for one member: `episodes`
     episodes of `env` stepped together until every one has ended (an episode's return and length
     stop counting when it ends), acting with the policy (`rl_core.policy_step`: a policy with
-    memory carries its state from step to step of each episode)."""
+    memory carries its state from step to step of each episode). In a multi-agent environment
+    the policy acts for every agent, an episode's return is the team's (the sum of its agents'
+    rewards) and it ends when every agent is out."""
     import jax
     import jax.numpy as jnp
 
     from rl_core import initial_policy_state, policy_step
 
     venv = acting_env(env, episodes)
+    agents = getattr(env, "num_agents", None) or 1
+    actors = episodes * agents
+
+    def per_episode(ts: Any) -> tuple[jax.Array, jax.Array]:
+        """The step's team reward and whether the episode ended, `[episodes]` each."""
+        over = (ts.terminated | ts.truncated).reshape(episodes, agents)
+        return ts.reward.reshape(episodes, agents).sum(axis=1), jnp.all(over, axis=1)
 
     def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         k_reset, key = jax.random.split(key)
@@ -91,18 +103,19 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
             key, k_act, k_step = jax.random.split(key, 3)
             # No auto-reset: every episode runs from the first step on, so no state is reset.
             action, _, memory = policy_step(
-                policy, agent, memory, ts.observation, jnp.zeros((episodes,), jnp.bool_),
-                policy.noise(k_act, (episodes,)), deterministic, ts.info.get("action_mask"))
+                policy, agent, memory, ts.observation, jnp.zeros((actors,), jnp.bool_),
+                policy.noise(k_act, (actors,)), deterministic, ts.info.get("action_mask"))
             state, ts = venv.step(state, action, k_step)
+            reward, over = per_episode(ts)
             live = ~done
-            ret = ret + jnp.where(live, ts.reward, 0.0)
+            ret = ret + jnp.where(live, reward, 0.0)
             length = length + live.astype(jnp.int32)
-            done = done | ts.terminated | ts.truncated
+            done = done | over
             return state, ts, done, ret, length, t + 1, key, memory
 
         zeros = jnp.zeros((episodes,), jnp.float32)
         init = (state, ts, zeros.astype(jnp.bool_), zeros, zeros.astype(jnp.int32),
-                jnp.zeros((), jnp.int32), key, initial_policy_state(policy, episodes))
+                jnp.zeros((), jnp.int32), key, initial_policy_state(policy, actors))
         _, _, done, ret, length, _, _, _ = jax.lax.while_loop(cond, body, init)
         return ret, length, done
 

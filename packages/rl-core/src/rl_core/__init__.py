@@ -78,6 +78,7 @@ from rl_core.types import (
     policy_step,
 )
 from rl_core.wrappers import (
+    AgentsAsBatch,
     AutoReset,
     ClipAction,
     EpisodeStatistics,
@@ -99,7 +100,8 @@ __all__ = [
     "FINAL_RETURN_WINDOW", "final_return",
     "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
     "InitFn", "Policy", "UpdateFn", "check_algorithm", "find_state", "normalize_observation",
-    "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun", "Discrete",
+    "AgentsAsBatch", "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun",
+    "Discrete",
     "Checkpointing", "MembersState",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",
     "FlattenStructuredObservation",

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rl_core.multiagent import agents_as_batch
 from rl_core.observations import flatten_observation
 from rl_core.spaces import Box, Discrete, MultiDiscrete
 from rl_core.types import EPISODE_METRICS, Agent, Algorithm, Policy, TimeStep
@@ -206,8 +207,9 @@ def _legal(space: Any, actions: jax.Array, mask: jax.Array) -> bool:
 def check_algorithm(spec: Any, env: Any, config: Any = None, hparams: Any = None,
                     num_updates: int = 3, num_obs: int = 8, seed: int = 0) -> None:
     """Checks a registered algorithm (`AlgorithmSpec`) on an unbatched `env` whose action space it
-    declares, with `config` (default: the config class's defaults) and `hparams` (default:
-    `spec.default_hparams()`):
+    declares (of the multi-agent port for a multi-agent algorithm, its policy then acting for
+    every agent of `num_obs` environments), with `config` (default: the config class's defaults)
+    and `hparams` (default: `spec.default_hparams()`):
     * `make_algorithm` gives an `Algorithm`; `init` and `update` run under `jit`;
     * `update`'s metrics hold `EPISODE_METRICS`, every metric a finite scalar;
     * the carry keeps its structure, shapes and dtypes across `num_updates` updates, and the
@@ -265,6 +267,8 @@ def check_algorithm(spec: Any, env: Any, config: Any = None, hparams: Any = None
     space = env.action_space
     k_reset, k_mask, k_noise = jax.random.split(jax.random.PRNGKey(seed + 1), 3)
     _, ts = jax.vmap(env.reset)(jax.random.split(k_reset, num_obs))
+    if getattr(env, "num_agents", None) is not None:  # the policy acts for each agent
+        ts, num_obs = agents_as_batch(ts), num_obs * env.num_agents
     obs = ts.observation
     masks = [ts.info.get("action_mask")]
     if getattr(spec, "action_masks", False) and isinstance(space, Discrete | MultiDiscrete):

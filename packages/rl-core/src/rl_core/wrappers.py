@@ -195,6 +195,52 @@ class VectorEnv(Wrapper):
         return jax.vmap(self.env.step)(state, action, keys)
 
 
+class AgentsAsBatch(Wrapper):
+    """A vectorised multi-agent stack (`VectorEnv` over an environment of the multi-agent port:
+    leaves `[N, A, ...]`) seen as `N * A` single-agent environments: every leaf `[N * A, ...]`
+    (environment-major, `rl_core.agents_as_batch`), actions taken `[N * A, ...]`. A
+    parameter-shared learner (IPPO) trains on it as on any vectorised environment; `num_envs` is
+    its number of actors. Leaves the wrappers below keep per environment (`episode_length` `[N]`)
+    are repeated for each agent. The state stays per environment; each agent's `terminated` and
+    `truncated` are its own, and the stack below resets an environment when all its agents are
+    out (`AutoReset`).
+
+    With `EpisodeStatistics` below, every agent's `info["episode_return"]` becomes its team's
+    return (the sum of the agents' returns: JaxMARL's reported "returns"), so that an average
+    over actors is the team's; each agent's own return stays in `info["agent_episode_return"]`.
+    """
+
+    def __init__(self, env: Any):
+        super().__init__(env)
+        self.num_agents = int(env.num_agents)
+        self.num_env_copies = int(env.num_envs)
+        self.num_envs = self.num_env_copies * self.num_agents
+
+    def _view(self, ts: TimeStep) -> TimeStep:
+        n, a = self.num_env_copies, self.num_agents
+
+        def flat(x: jax.Array) -> jax.Array:
+            if jnp.shape(x)[:2] != (n, a):  # one value per environment: one per agent
+                x = jnp.broadcast_to(jnp.expand_dims(x, 1), (n, a, *jnp.shape(x)[1:]))
+            return jnp.reshape(x, (n * a, *jnp.shape(x)[2:]))
+
+        info = dict(ts.info)
+        if "episode_return" in info:
+            info["agent_episode_return"] = info["episode_return"]
+            info["episode_return"] = jnp.sum(info["episode_return"], axis=1)
+        return jax.tree.map(flat, ts._replace(info=info))
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.reset(key)
+        return state, self._view(ts)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        per_env = jnp.reshape(action, (self.num_env_copies, self.num_agents,
+                                       *jnp.shape(action)[1:]))
+        state, ts = self.env.step(state, per_env, key)
+        return state, self._view(ts)
+
+
 def batch_ndim(env: Any) -> int:
     """1 when the wrapped environment is vectorised (leading `[N]` axis), else 0."""
     return 1 if hasattr(env, "num_envs") else 0

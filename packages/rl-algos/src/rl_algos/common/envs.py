@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rl_core import (
+    AgentsAsBatch,
     AutoReset,
     Box,
     ClipAction,
@@ -25,10 +26,14 @@ def make_vector_env(
     normalize_rewards: bool = False,
     reward_gamma: float = 0.99,
 ) -> Any:
-    """env -> EpisodeStatistics -> AutoReset -> VectorEnv -> [Flatten] -> [NormObs] -> [NormRew]
-    -> [ClipAction for Box actions]. Episode statistics record the raw reward (they sit below the
-    normalisers), so reported returns are always the environment's own."""
+    """env -> EpisodeStatistics -> AutoReset -> VectorEnv -> [AgentsAsBatch] -> [Flatten] ->
+    [NormObs] -> [NormRew] -> [ClipAction for Box actions]. Episode statistics record the raw
+    reward (they sit below the normalisers), so reported returns are always the environment's own.
+    A multi-agent environment (`num_agents`) is seen as its agents batched: the stack's
+    `num_envs` is then `num_envs * num_agents` actors, each with its own return."""
     venv: Any = VectorEnv(AutoReset(EpisodeStatistics(env)), num_envs)
+    if getattr(env, "num_agents", None) is not None:
+        venv = AgentsAsBatch(venv)
     if flatten and not (isinstance(env.observation_space, Box)
                         and len(env.observation_space.shape) == 1):
         venv = FlattenObservation(venv)

@@ -67,6 +67,8 @@ class AlgoSpec:
     meta_init: Callable[[Any], Any] | None = None
     # The registered algorithm whose folder this one builds on (see the module docstring).
     extends: str | None = None
+    # Trains environments of the multi-agent port (`rl_core.multiagent`), and only those.
+    multi_agent: bool = False
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.presets) - FAMILIES)
@@ -104,11 +106,16 @@ class AlgoSpec:
 
     def check_env(self, env: Any) -> None:
         agents = getattr(env, "num_agents", None)  # the multi-agent port's (rl_core.multiagent)
-        if agents is not None:
+        if agents is not None and not self.multi_agent:
             raise ConfigError(
                 f"{self.name} trains single-agent environments, and this one has {agents} agents "
-                "(the multi-agent port); no algorithm here trains multi-agent environments yet: "
-                "pick a single-agent environment (`rl envs` lists them).")
+                f"(the multi-agent port); train it with {_multi_agent_names()}, or pick a "
+                "single-agent environment (`rl envs` lists them).")
+        if agents is None and self.multi_agent:
+            raise ConfigError(
+                f"{self.name} trains multi-agent environments (such as jaxmarl/...), and this one "
+                "has a single agent; train it with a single-agent algorithm such as 'ppo', or "
+                "pick a multi-agent environment (`rl envs` lists them).")
         space = env.action_space
         if not isinstance(space, self.action_spaces):
             names = "/".join(t.__name__ for t in self.action_spaces)
@@ -126,3 +133,11 @@ class AlgoSpec:
                 f"{type(obs).__name__}; pick {hint} (`rl algos` lists them)."
             )
 
+
+
+def _multi_agent_names() -> str:
+    """The registered multi-agent algorithms, quoted, for an error message."""
+    from rl_algos.registry import ALGORITHMS
+
+    names = [f"'{n}'" for n, spec in ALGORITHMS.items() if spec.multi_agent]
+    return " or ".join(names) if names else "a multi-agent algorithm"

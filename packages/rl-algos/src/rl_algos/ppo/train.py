@@ -66,9 +66,12 @@ def make_algorithm(
     if data_axis is not None:
         check_data_parallel(config, n_dev)
     axis_name = None if data_axis is None else data_axis.name
-    num_envs = config.num_envs // n_dev  # this device's environments
-    batch_size = config.batch_size // n_dev  # this device's transitions per update
-    venv, dist, make_model, static, policy = actor_critic_setup(env, config, num_envs)
+    venv, dist, make_model, static, policy = actor_critic_setup(env, config,
+                                                                config.num_envs // n_dev)
+    # This device's actors (its environments; times the agents of a multi-agent environment,
+    # which the stack batches) and the transitions they collect per update.
+    num_envs = venv.num_envs
+    batch_size = num_envs * config.num_steps
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
     optimizer = annealed_optimizer(config)
@@ -145,7 +148,7 @@ def make_algorithm(
         return next_carry(carry, params, opt_state, (env_state, timestep, key), carry.extras,
                           traj, metrics, data_axis)
 
-    return Algorithm(init, update, num_updates, batch_size, agent_fn(venv), policy)
+    return Algorithm(init, update, num_updates, config.batch_size // n_dev, agent_fn(venv), policy)
 
 
 def check_data_parallel(config: PPOConfig, num_devices: int) -> None:

@@ -1,0 +1,60 @@
+"""Multi-agent runs through the CLI as a user drives them: `rl run --algo ippo` on a JaxMARL task
+trains every agent with one shared network and reports team returns (training and greedy
+evaluation alike), `rl eval` plays whole episodes of every agent; a single-agent algorithm on a
+multi-agent environment (and the reverse) is one line (test_hostile_input.py), and an interrupted
+IPPO run resumes bitwise (test_resume.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+
+pytest.importorskip("jaxmarl")
+
+ENV = "jaxmarl/MPE_simple_spread_v3"
+
+
+@pytest.fixture(scope="module")
+def ippo_run(tmp_path_factory) -> Path:
+    """Two IPPO members, 12 updates of 4 environments x 32 steps (3 agents each)."""
+    from rl_cli.main import main
+
+    logdir = tmp_path_factory.mktemp("ippo")
+    with pytest.raises(SystemExit) as done:
+        main(["--no-compile-cache", "run", "--algo", "ippo", "--env", ENV, "--num-seeds", "2",
+              "--total-timesteps", str(12 * 128), "--set", "num_envs=4", "--set", "num_steps=32",
+              "--eval-episodes", "8", "--logdir", str(logdir), "--run-name", "r",
+              "--no-progress"])
+        raise SystemExit(0)
+    assert not done.value.code
+    return logdir / "r"
+
+
+def test_a_run_reports_team_returns(ippo_run: Path) -> None:
+    """An MPE episode lasts 26 steps and every agent's reward is negative (distances and
+    collisions): the team return, summed over the 3 agents, is the per-agent returns' sum."""
+    summary = json.loads((ippo_run / "summary.json").read_text())
+    greedy = np.array(summary["greedy_eval_return_per_member"])
+    final = np.array(summary["final_return_per_member"])
+    assert greedy.shape == final.shape == (2,)
+    assert np.all(np.isfinite(greedy)) and np.all(greedy < 0) and np.all(final < 0)
+    config = json.loads((ippo_run / "config.json").read_text())
+    assert config["algo"] == "ippo" and config["config"]["num_envs"] == 4
+    rows = [json.loads(line) for line in (ippo_run / "metrics.jsonl").read_text().splitlines()]
+    assert rows and all(np.isfinite(r["episode_return"]).all() for r in rows if "episode_return"
+                        in r)
+
+
+def test_eval_plays_every_agent_to_the_end(ippo_run: Path, capsys) -> None:
+    code, out, err = run_cli(["eval", str(ippo_run), "--episodes", "16"], capsys)
+    assert code == 0, err
+    assert "mean team return" in out
+    res = json.loads((ippo_run / "eval-greedy.json").read_text())
+    assert res["agents"] == 3 and res["episodes"] == 16 and res["unfinished"] == [0, 0]
+    assert res["mean_length"] == [26.0, 26.0]  # every agent truncated together
+    returns = np.array(res["returns"])
+    assert returns.shape == (2, 16) and np.all(returns < 0)

@@ -1,0 +1,119 @@
+"""IPPO throughput against JaxMARL's IPPO (`tools/jaxmarl_ippo_repro.py`), in one process.
+
+Both train MPE_simple_spread_v3 (3 agents, JaxMARL 0.2's environment) at JaxMARL's own settings,
+`baselines/IPPO/config/ippo_ff_mpe.yaml`: 16 envs x 128 steps, 4 epochs x 4 minibatches, one
+actor-critic of two tanh MLPs of 64-64 shared by every agent, lr 2.5e-4 annealed, gamma 0.99,
+lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5; both for `--timesteps`
+environment steps per seed (default 1e6; the yaml's run is 1e7), an update consuming
+16 x 128 of them (x 3 agents' transitions). Ours is the registry's IPPO with its `mpe` preset
+(`rl_algos.get("ippo")`, `rl_core.make_train(spec.make_algorithm(env, config))` over
+`rl_envs.make("jaxmarl/MPE_simple_spread_v3")`) under `jit(vmap(train))`, not the CLI; theirs is
+the restatement's `jit(vmap(make_train(config)))`, its orthogonal initialisers drawn one seed at a
+time as ours are (SEQ_ORTHOGONAL; otherwise jax 0.10.2 can deadlock on CPU under vmap, see
+docs/stress-many-seeds.md).
+
+Known difference, costing ours work, not saving it: MPE episodes end by their time limit only, and
+ours bootstraps each such truncation from the value of its true final observation (theirs treats
+it as a terminal state), so ours also values every true next observation after the rollout.
+
+Compile time and run time are measured apart (`jit(...).lower(...).compile()`, then the compiled
+call until `block_until_ready`; the process CPU time of the call beside its wall time); the two
+programs run in interleaved repeats and the ratio ours/theirs is the median of the paired
+per-repeat ratios of run time. Returns: the mean team return (the sum of the agents' returns;
+JaxMARL's `returned_episode_returns`, which `MPELogWrapper` scales by the number of agents) of the
+training episodes that ended in the last 5% of updates, per seed, averaged over seeds. The last
+column counts the HLO operations executed per update per seed (`executed_ops`).
+
+    uv run --group bench python tools/bench_ippo.py --seeds 1,8 [--timesteps 1000000]
+        [--repeats 3]
+    taskset -c 0 uv run --group bench python tools/bench_ippo.py --seeds 1,8   # one core
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import jaxmarl_ippo_repro as theirs  # noqa: E402
+from bench_ppo import compile_timed, executed_ops, run_timed, seeded  # noqa: E402
+
+ENV_ID = "jaxmarl/MPE_simple_spread_v3"
+PRESET = "mpe"
+
+
+def ours(timesteps: int, n: int) -> tuple[Any, tuple, Callable[[Any], float]]:
+    """Our IPPO at its `mpe` preset (JaxMARL's yaml), `timesteps` environment steps per seed."""
+    import rl_algos
+    import rl_core
+    import rl_envs
+    from rl_algos.common import hparams_as_arrays
+
+    spec = rl_algos.get("ippo")
+    preset = spec.presets[PRESET]
+    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
+    hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
+    train = rl_core.make_train(spec.make_algorithm(rl_envs.make(ENV_ID), config))
+    return seeded(train, hp, n)
+
+
+def jaxmarl(timesteps: int, n: int) -> tuple[Any, tuple, Callable[[Any], float]]:
+    """The restatement of JaxMARL's ippo_ff_mpe.py at its yaml's settings."""
+    cfg = theirs.with_timesteps(dict(theirs.CONFIG, SEQ_ORTHOGONAL=True), timesteps)
+    fn = jax.jit(jax.vmap(theirs.make_train(cfg)))
+    return fn, (jax.random.split(jax.random.PRNGKey(0), n),), theirs.final_return
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--timesteps", type=int, default=1_000_000,
+                    help="environment steps per seed")
+    ap.add_argument("--seeds", default="1,8")
+    ap.add_argument("--repeats", type=int, default=3)
+    a = ap.parse_args()
+    per_update = theirs.CONFIG["NUM_ENVS"] * theirs.CONFIG["NUM_STEPS"]
+    updates = a.timesteps // per_update
+    if updates < 1:
+        ap.error(f"--timesteps must be at least one update ({per_update} environment steps)")
+    steps = updates * per_update  # environment steps per seed that both run
+    print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, MPE_simple_spread_v3, "
+          f"{steps:,} environment steps per seed ({updates} updates); run times are medians "
+          f"over {a.repeats} interleaved repeats (ours, jaxmarl, ours, ...)")
+    print(f"{'seeds':>5} {'program':>8} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
+          f"{'steps/s':>12} {'ours/theirs':>11} {'team return':>11} {'ops/update':>11}")
+    impls = {"ours": ours, "jaxmarl": jaxmarl}
+    for n in [int(s) for s in a.seeds.split(",")]:
+        progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls.items()}
+        runs: dict[str, list] = {name: [] for name in progs}
+        outs = {}
+        for _ in range(a.repeats):  # interleaved: a change of load hits both alike
+            for name, (compiled, args, _, _) in progs.items():
+                outs[name], wall, cpu = run_timed(compiled, args)
+                runs[name].append((wall, cpu))
+        paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs["jaxmarl"], strict=True)]
+        ratio = {"ours": f"{float(np.median(paired)):.3f}x", "jaxmarl": "1"}
+        res = {}
+        for name, (compiled, _, final_return, compile_s) in progs.items():
+            ops = executed_ops(compiled.as_text()) / n / updates
+            wall = float(np.median([r[0] for r in runs[name]]))
+            cpu = float(np.median([r[1] for r in runs[name]]))
+            res[name] = dict(compile=compile_s, run=wall, cpu=cpu)
+            print(f"{n:>5} {name:>8} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
+                  f"{n * steps / wall:>12,.0f} {ratio[name]:>11} "
+                  f"{final_return(outs[name]):>11.2f} {ops:>11,.0f}", flush=True)
+        print(f"{n:>5} ours/jaxmarl: run, median of paired ratios "
+              f"{float(np.median(paired)):.3f}x (per repeat "
+              f"{', '.join(f'{p:.3f}' for p in paired)}); ratio of medians "
+              f"{res['ours']['run'] / res['jaxmarl']['run']:.3f}x; "
+              f"cpu {res['ours']['cpu'] / res['jaxmarl']['cpu']:.2f}x; "
+              f"compile {res['ours']['compile'] / res['jaxmarl']['compile']:.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
