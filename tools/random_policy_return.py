@@ -1,7 +1,8 @@
 """Mean episodic return of a uniformly random *legal* policy on any registered environment, with
 the evaluation `rl run` reports (undiscounted returns of the episodes that end, through the same
 wrapper stack: EpisodeStatistics -> AutoReset -> VectorEnv). The baseline a learning claim is
-compared against.
+compared against. In a multi-agent environment every agent acts at random and the return is the
+team's (the sum of its agents' returns, as `rl run` reports it).
 
     uv run python tools/random_policy_return.py jumanji/Snake-v1 --num-envs 64 --num-steps 5000
 """
@@ -24,10 +25,12 @@ def random_policy_return(env_id: str, num_envs: int, num_steps: int, seed: int) 
     env = rl_envs.make(env_id)
     venv = make_vector_env(env, num_envs)
     space = env.action_space
+    actors = venv.num_envs  # num_envs, times the agents of a multi-agent environment
+    agents = actors // num_envs
 
     def policy(ts, key):
         mask = ts.info.get("action_mask")
-        keys = jax.random.split(key, num_envs)
+        keys = jax.random.split(key, actors)
         if mask is None:
             return jax.vmap(space.sample)(keys), {}
         return jax.vmap(space.sample)(keys, mask), {}
@@ -45,9 +48,9 @@ def random_policy_return(env_id: str, num_envs: int, num_steps: int, seed: int) 
     totals, per_episode = jax.block_until_ready(run(jax.random.PRNGKey(seed)))
     seconds = time.perf_counter() - t0
     returns = np.asarray(per_episode)
-    returns = returns[np.isfinite(returns)]
-    count = float(totals["episode_count"])
-    return {"env": env_id, "episodes": int(count),
+    returns = returns[np.isfinite(returns)]  # per agent: the same spread as per episode
+    count = float(totals["episode_count"])  # each agent counts its team's episode
+    return {"env": env_id, "episodes": int(count) // agents,
             "mean_return": float(totals["episode_return_sum"]) / max(count, 1.0),
             "std_return": float(returns.std()) if returns.size else float("nan"),
             "mean_length": float(totals["episode_length_sum"]) / max(count, 1.0),

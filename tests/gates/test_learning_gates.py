@@ -98,6 +98,12 @@ GATES = [
     Gate("ppo-breakout-minatar", "ppo", "gymnax/Breakout-MinAtar", 8, 999_424, 15.0,
          MEAN_LOWER_95, "docs/algorithms.md PPO Breakout-MinAtar, 1e6-step gate",
          total_timesteps=1_000_000),
+    # Multi-agent: IPPO's mpe preset (JaxMARL's ippo_ff_mpe.yaml) on simple_spread for 2e6 of
+    # its 1e7 steps. Team return of three uniformly random agents: -82.97
+    # (tools/random_policy_return.py, 6,400 episodes).
+    Gate("ippo-mpe-spread", "ippo", "jaxmarl/MPE_simple_spread_v3", 4, 1_998_848, -65.0,
+         EVERY_SEED, "docs/adapters-jaxmarl.md IPPO: 2e6-step gate",
+         total_timesteps=2_000_000),
 ]
 
 

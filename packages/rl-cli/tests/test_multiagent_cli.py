@@ -58,3 +58,11 @@ def test_eval_plays_every_agent_to_the_end(ippo_run: Path, capsys) -> None:
     assert res["mean_length"] == [26.0, 26.0]  # every agent truncated together
     returns = np.array(res["returns"])
     assert returns.shape == (2, 16) and np.all(returns < 0)
+
+
+def test_envs_lists_agent_counts(capsys) -> None:
+    code, out, err = run_cli(["envs", "--backend", "jaxmarl"], capsys)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "MPE_simple_spread_v3 mpe 3 agents, each Box(" in flat
+    assert "MPE_simple_v3 mpe 1 agent, each Box(" in flat

@@ -11,7 +11,7 @@ from rl_cli.errors import UserError
 @functools.cache  # once per process: `rl envs` asks for it for every backend
 def _listing_key() -> str:
     """What `rl envs`' rows depend on: the installed version of every backend's library and
-    this installation's adapter and space code (hashed), so a cached listing is reused until one
+    this installation's adapter, space and listing code (hashed), so a cached listing is reused until one
     of them changes."""
     import hashlib
     import importlib.metadata
@@ -30,11 +30,13 @@ def _listing_key() -> str:
     for package in (rl_envs, rl_core):
         for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
             h.update(path.read_bytes())
+    h.update(Path(__file__).read_bytes())  # how the rows are written
     return h.hexdigest()[:16]
 
 
 def env_rows(prefix: str) -> list[list[str]]:
-    """`[id, family, observation space, action space]` of every id of an installed backend.
+    """`[id, family, observation space, action space]` of every id of an installed backend (for a
+    multi-agent environment the observation says how many agents share the spaces).
     Building every environment to read its spaces takes tens of seconds (each library's import
     and constructors), so the rows are kept in `~/.cache/rl/envs/` (`RL_CACHE_DIR` moves it),
     keyed by `_listing_key`; an unwritable cache only means building them again next time. A
@@ -76,7 +78,9 @@ def _build_rows(prefix: str) -> list[list[str]]:
     rows = []
     for env_id in rl_envs.list_envs(prefix, installed_only=False):
         observation_space, action_space = rl_envs.spaces(env_id)
-        rows.append([env_id, rl_envs.family(env_id), describe(observation_space),
+        agents = rl_envs.agent_count(env_id)  # a multi-agent environment: each agent's spaces
+        each = "" if agents is None else f"{agents} agent{'s' * (agents != 1)}, each "
+        rows.append([env_id, rl_envs.family(env_id), each + describe(observation_space),
                      describe(action_space)])
     return rows
 

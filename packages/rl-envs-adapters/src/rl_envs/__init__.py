@@ -151,6 +151,17 @@ def spaces(env_id: str) -> tuple[Any, Any]:
     return env.observation_space, env.action_space
 
 
+def agent_count(env_id: str) -> int | None:
+    """How many agents `env_id` has (an environment of the multi-agent port), None for a
+    single-agent one: from the adapter's `agent_count` hook where it has one (the adapters of
+    multi-agent libraries do), else None."""
+    if is_import_path(env_id):
+        return None
+    prefix, name = split_id(env_id)
+    hook = getattr(adapter_module(prefix), "agent_count", None)
+    return None if hook is None else hook(name)
+
+
 def family(env_id: str) -> str:
     """The environment family that selects default hyperparameters ('classic_control',
     'minatar', ...); 'custom' for a user's environment that names none."""
@@ -163,7 +174,7 @@ def family(env_id: str) -> str:
 
 
 __all__ = [
-    "arena",
+    "agent_count", "arena",
     "spaces",
     "BACKENDS", "CUSTOM_FAMILY", "ENTRY_POINT_GROUP", "OBS_KEEP", "EnvError",
     "MissingBackendError", "UnknownEnvironmentError", "against", "all_ids", "backend_installed",

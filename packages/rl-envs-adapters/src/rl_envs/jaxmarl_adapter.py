@@ -12,8 +12,8 @@ the port:
 * agents whose observations are shorter than the longest (the adversary of simple_adversary,
   the speaker of simple_speaker_listener) get theirs zero-padded at the end, and agents with
   fewer actions than the most get the extra actions masked: `info["action_mask"]` `[A, n]`
-  marks each agent's own actions; `env.obs_sizes` and `env.action_counts` give each agent's
-  real sizes;
+  marks each agent's own actions (a task whose agents all have every action has no mask: there
+  is nothing to mask); `env.obs_sizes` and `env.action_counts` give each agent's real sizes;
 * rewards are JaxMARL's per agent, `[A]` (a team's return is their sum).
 
 Not here yet: SMAX, Overcooked, Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
@@ -94,8 +94,8 @@ class JaxMARLEnv:
         width = max(self.obs_sizes)
         self.observation_space = Box(-np.inf, np.inf, (width,), jnp.float32)
         self.action_space = Discrete(max(self.action_counts))
-        self._mask = jnp.asarray(np.arange(self.action_space.n)[None, :]
-                                 < np.array(self.action_counts)[:, None])
+        mask = np.arange(self.action_space.n)[None, :] < np.array(self.action_counts)[:, None]
+        self._info = {} if mask.all() else {"action_mask": jnp.asarray(mask)}
 
     def _observation(self, obs: dict[str, jax.Array]) -> jax.Array:
         width = self.observation_space.shape[0]
@@ -113,7 +113,7 @@ class JaxMARLEnv:
         return TimeStep(
             observation=self._observation(obs), reward=reward,
             terminated=jnp.zeros((self.num_agents,), jnp.bool_), truncated=done,
-            info={"action_mask": self._mask})
+            info=dict(self._info))
 
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         obs, state = self._env.reset(key)
@@ -126,6 +126,11 @@ class JaxMARLEnv:
 
     def __repr__(self) -> str:
         return f"JaxMARLEnv({self.name!r}, agents={self.num_agents})"
+
+
+def agent_count(name: str) -> int:
+    """The number of agents of task `name` with its default arguments (`rl envs` lists it)."""
+    return len(_make(name).agents)
 
 
 def make(name: str, **kwargs: Any) -> JaxMARLEnv:

@@ -1,0 +1,147 @@
+"""IPPO learning on MPE simple_spread, ours beside JaxMARL's own baseline at the same budget.
+
+Both train `MPE_simple_spread_v3` (3 agents) at JaxMARL's `ippo_ff_mpe.yaml` settings (16 envs
+x 128 steps, 4 epochs x 4 minibatches, tanh MLPs of 64-64, lr 2.5e-4 annealed; see
+`tools/bench_ippo.py`) for `--timesteps` environment steps per seed (the yaml's 1e7 by default)
+and `--seeds` seeds each, in this process: ours is the registry's `ippo` at its `mpe` preset
+(`rl_core.make_train`, keys `PRNGKey(0..n-1)`), theirs is `tools/jaxmarl_ippo_repro.py` (keys
+split from its SEED 30, as its `main` does). The measure is the same for both: the mean team
+return (the sum of the three agents' returns; what JaxMARL reports) of the training episodes that
+ended in the last 5% of updates, per seed, with the mean over seeds and its 95% interval
+(Student t). The figure plots each program's team return per update (the mean over seeds of
+each update's finished episodes, smoothed over 20 updates) with the seeds' 95% band.
+
+    uv run --group bench python tools/ippo_mpe_learning.py [--seeds 4] [--timesteps 10000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import jaxmarl_ippo_repro as theirs  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SMOOTH = 20  # updates per point of the plotted curve
+
+
+def ours_program(timesteps: int) -> tuple[Any, Any, int]:
+    """Our `train(key, hparams)` at the `mpe` preset, its hparams, and environment steps per
+    update."""
+    import rl_algos
+    import rl_core
+    import rl_envs
+    from rl_algos.common import hparams_as_arrays
+
+    spec = rl_algos.get("ippo")
+    preset = spec.presets["mpe"]
+    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
+    hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
+    env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")
+    return rl_core.make_train(spec.make_algorithm(env, config)), hp, config.batch_size
+
+
+def run_ours(timesteps: int, seeds: int) -> dict[str, Any]:
+    train, hp, per_update = ours_program(timesteps)
+    keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
+    hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
+    fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
+    t0 = time.perf_counter()
+    m = jax.block_until_ready(fn(keys, hps)).metrics
+    return summary(m["episode_return_sum"], m["episode_count"], per_update, compile_s,
+                   time.perf_counter() - t0)
+
+
+def run_theirs(timesteps: int, seeds: int) -> dict[str, Any]:
+    config = theirs.with_timesteps(dict(theirs.CONFIG, SEQ_ORTHOGONAL=True), timesteps)
+    keys = jax.random.split(jax.random.PRNGKey(config["SEED"]), seeds)
+    fn, compile_s = timed_compile(jax.jit(jax.vmap(theirs.make_train(config))), keys)
+    t0 = time.perf_counter()
+    m = jax.block_until_ready(fn(keys))["metrics"]
+    return summary(m["episode_return_sum"], m["episode_count"],
+                   config["NUM_ENVS"] * config["NUM_STEPS"], compile_s,
+                   time.perf_counter() - t0)
+
+
+def timed_compile(fn: Any, *args: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    return fn.lower(*args).compile(), time.perf_counter() - t0
+
+
+def summary(return_sum: Any, count: Any, per_update: int, compile_s: float,
+            run_s: float) -> dict[str, Any]:
+    """Per-seed final team returns, the per-update curve `[seeds, updates]`, and the timings.
+    Both programs' sums count one finished episode per agent, each holding the team return."""
+    from rl_cli.stats import mean_ci95
+    from rl_core import final_return
+
+    s, c = np.asarray(return_sum, np.float64), np.asarray(count, np.float64)
+    finals = final_return(s, c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        curve = np.where(c > 0, s / np.maximum(c, 1), np.nan)
+    mean, ci = mean_ci95(finals)
+    seeds, updates = c.shape
+    return {"final_per_seed": finals.tolist(), "final_mean": mean, "final_ci95": ci,
+            "curve": curve, "steps_per_update": per_update, "compile_s": compile_s,
+            "run_s": run_s, "steps_per_s": seeds * updates * per_update / run_s}
+
+
+def plot(results: dict[str, dict[str, Any]], path: Path, timesteps: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy import special
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name, r in results.items():
+        curve = r["curve"]
+        n, u = curve.shape
+        k = u // SMOOTH
+        pts = np.nanmean(curve[:, : k * SMOOTH].reshape(n, k, SMOOTH), axis=2)
+        x = (np.arange(k) + 1) * SMOOTH * r["steps_per_update"]
+        mean = pts.mean(0)
+        half = (special.stdtrit(n - 1, 0.975) * pts.std(0, ddof=1) / np.sqrt(n) if n > 1
+                else np.zeros_like(mean))
+        ax.plot(x, mean, label=f"{name} ({n} seeds)")
+        ax.fill_between(x, mean - half, mean + half, alpha=0.25)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("team return (training episodes)")
+    ax.set_title(f"IPPO on MPE simple_spread, {timesteps:,} steps")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--timesteps", type=int, default=10_000_000)
+    ap.add_argument("--figure", default=str(REPO / "docs" / "figures" / "ippo-mpe.png"))
+    a = ap.parse_args()
+    results = {"ours": run_ours(a.timesteps, a.seeds), "jaxmarl": run_theirs(a.timesteps, a.seeds)}
+    print(f"IPPO, MPE_simple_spread_v3, {a.timesteps:,} environment steps x {a.seeds} seeds; "
+          "team return of the training episodes that ended in the last 5% of updates")
+    print(f"{'program':8s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
+          f"{'steps/s':>8s}  per seed")
+    for name, r in results.items():
+        seeds = ", ".join(f"{x:.2f}" for x in r["final_per_seed"])
+        print(f"{name:8s} {r['final_mean']:8.2f} {r['final_ci95']:7.2f}  {r['compile_s']:9.1f} "
+              f"{r['run_s']:7.1f} {r['steps_per_s']:8,.0f}  {seeds}")
+    plot(results, Path(a.figure), a.timesteps)
+    record = {k: {f: v for f, v in r.items() if f != "curve"} for k, r in results.items()}
+    Path(a.figure).with_suffix(".json").write_text(json.dumps(
+        {"timesteps": a.timesteps, "seeds": a.seeds, **record}, indent=1) + "\n")
+    print(f"figure {a.figure}")
+
+
+if __name__ == "__main__":
+    main()
