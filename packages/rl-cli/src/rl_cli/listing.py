@@ -11,8 +11,8 @@ from rl_cli.errors import UserError
 @functools.cache  # once per process: `rl envs` asks for it for every backend
 def _listing_key() -> str:
     """What `rl envs`' rows depend on: the installed version of every backend's library and
-    this installation's adapter, space and listing code (hashed), so a cached listing is reused until one
-    of them changes."""
+    this installation's adapter, space and listing code (hashed), so a cached listing is reused
+    until one of them changes."""
     import hashlib
     import importlib.metadata
     from pathlib import Path
