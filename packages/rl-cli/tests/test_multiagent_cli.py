@@ -66,3 +66,16 @@ def test_envs_lists_agent_counts(capsys) -> None:
     flat = " ".join(out.split())
     assert "MPE_simple_spread_v3 mpe 3 agents, each Box(" in flat
     assert "MPE_simple_v3 mpe 1 agent, each Box(" in flat
+
+
+def test_render_draws_every_agent_with_jaxmarls_visualiser(ippo_run: Path, capsys) -> None:
+    """One greedy episode as a GIF of JaxMARL's MPE drawing: the first state and one frame per
+    step of its 26, the return the team's."""
+    from PIL import Image
+
+    code, out, err = run_cli(["render", str(ippo_run)], capsys)
+    assert code == 0, err
+    path = ippo_run / "render-seed_0.gif"
+    assert "over 26 steps (episode ended)" in " ".join(out.split())
+    with Image.open(path) as gif:
+        assert gif.n_frames == 27 and gif.size == (500, 500)

@@ -1,6 +1,7 @@
 """`rl render`: one episode of a trained member, drawn by the environment library's own renderer
-(the adapter's `render_episode`): an animated GIF for gymnax (classic control, MinAtar) and
-jumanji, brax's HTML viewer, pgx's animated SVG, a picture for the native GridWorld.
+(the adapter's `render_episode`): an animated GIF for gymnax (classic control, MinAtar),
+jumanji, craftax, xminigrid and JaxMARL's MPE, brax's HTML viewer, pgx's animated SVG, a picture
+for the native GridWorld.
 
 The member acts through its algorithm's `make_policy` (greedy unless `stochastic`), exactly as
 `rl eval` plays; the states of the episode are collected inside one compiled `lax.scan` of
@@ -33,13 +34,16 @@ class RenderResult(NamedTuple):
 
 def episode_fn(env: Any, policy: Any, max_steps: int, deterministic: bool) -> Any:
     """`(agent, key) -> (states [max_steps + 1], rewards [max_steps], done [max_steps])` of one
-    episode of `env` (its own states, before the first step and after each)."""
+    episode of `env` (its own states, before the first step and after each). In a multi-agent
+    environment the policy acts for every agent, the reward is the team's and the episode ends
+    when every agent is out."""
     import jax
     import jax.numpy as jnp
 
     from rl_core import initial_policy_state, policy_step
 
     venv = acting_env(env, 1)
+    n = venv.num_envs  # 1, or the agents of a multi-agent environment
 
     def run(agent: Any, key: jax.Array) -> Any:
         k_reset, key = jax.random.split(key)
@@ -49,13 +53,14 @@ def episode_fn(env: Any, policy: Any, max_steps: int, deterministic: bool) -> An
             state, ts, memory = carry  # memory: a recurrent policy's state (None otherwise)
             k_act, k_step = jax.random.split(k)
             action, _, memory = policy_step(policy, agent, memory, ts.observation,
-                                            jnp.zeros((1,), jnp.bool_), policy.noise(k_act, (1,)),
+                                            jnp.zeros((n,), jnp.bool_), policy.noise(k_act, (n,)),
                                             deterministic, ts.info.get("action_mask"))
             state, ts = venv.step(state, action, k_step)
-            return (state, ts, memory), (state, ts.reward[0], (ts.terminated | ts.truncated)[0])
+            over = jnp.all(ts.terminated | ts.truncated)
+            return (state, ts, memory), (state, jnp.sum(ts.reward), over)
 
         _, (states, rewards, done) = jax.lax.scan(
-            step, (state, ts, initial_policy_state(policy, 1)), jax.random.split(key, max_steps))
+            step, (state, ts, initial_policy_state(policy, n)), jax.random.split(key, max_steps))
         states = jax.tree.map(lambda s0, s: jnp.concatenate([s0[None], s])[:, 0], state, states)
         return states, rewards, done
 
@@ -82,7 +87,7 @@ def render(run_dir: str | Path, out: Path | None = None, member: int = 0, seed: 
     suffix = getattr(run.env, "render_suffix", None)
     if suffix is None:
         raise UserError(f"{run.env_id} has no renderer (rl render draws gymnax, jumanji, brax, "
-                        "pgx and native environments)")
+                        "pgx, craftax, xminigrid, jaxmarl and native environments)")
     out = out or run.run_dir / f"render-{run.members[member]}{suffix}"
     if out.suffix.lower() != suffix:
         raise UserError(f"--out {out}: {run.env_id} renders to a {suffix} file; name it "

@@ -26,7 +26,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
@@ -123,6 +123,34 @@ class JaxMARLEnv:
         actions = {a: action[i] for i, a in enumerate(self.agents)}
         obs, state, rewards, dones, _ = self._env.step_env(key, state, actions)
         return state, self._timestep(obs, rewards, dones)
+
+    # -- watching (`rl render`) ------------------------------------------------------------------
+
+    render_suffix = ".gif"
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """An animated GIF of one episode drawn by JaxMARL's own `MPEVisualizer` (agents and
+        landmarks as its coloured circles, the step, and what speaking agents say), each frame
+        drawn by matplotlib's Agg canvas and written by Pillow."""
+        import matplotlib.pyplot as plt
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        from rl_envs._frames import save_gif
+
+        with _silenced():  # the visualiser prints whether agents communicate
+            from jaxmarl.environments.mpe import MPEVisualizer
+
+            viz = MPEVisualizer(self._env, list(states))
+        canvas = FigureCanvasAgg(viz.fig)
+        frames = []
+        try:
+            for t in range(len(states)):
+                viz.update(t)
+                canvas.draw()
+                frames.append(np.asarray(canvas.buffer_rgba())[..., :3].copy())
+        finally:
+            plt.close(viz.fig)
+        save_gif(frames, path, fps=10)
 
     def __repr__(self) -> str:
         return f"JaxMARLEnv({self.name!r}, agents={self.num_agents})"
