@@ -1,8 +1,9 @@
 """Compile time and random-policy throughput of a Craftax environment, Craftax's own env against
-the same env behind the port (`rl_envs.make("craftax/...")`, `VectorEnv`), and behind the port
-with rl-core's `AutoReset` (as training steps it: a reset computed at every step), in one process:
-reset and a 16-step rollout of `--envs` environments, each compiled apart and timed, then the
-rollout's env steps/s (median of 5).
+the same env behind the port (`rl_envs.make("craftax/...")`, `VectorEnv`), behind the port with
+rl-core's `AutoReset` (a reset computed at every step of every environment), and with
+`OptimisticResetVectorEnv` (as training steps it: `--envs / 16` resets per step, handed to the
+environments that ended), in one process: reset and a 16-step rollout of `--envs` environments,
+each compiled apart and timed, then the rollout's env steps/s (median of 5).
 
     uv run python tools/bench_craftax.py Craftax-Classic-Symbolic-v1 --envs 256
 
@@ -38,12 +39,16 @@ def craftax_own(name: str, n: int):
     return reset, rollout
 
 
-def ours(name: str, n: int, auto_reset: bool = False):
+def ours(name: str, n: int, resets: str = "none"):
+    """Our env's reset and rollout: `resets` 'none' (no auto-reset), 'auto' (`AutoReset`) or
+    'optimistic' (`OptimisticResetVectorEnv` at the adapter's ratio)."""
     import rl_envs
-    from rl_core import AutoReset, VectorEnv
+    from rl_core import AutoReset, OptimisticResetVectorEnv, VectorEnv
 
     env = rl_envs.make(f"craftax/{name}")
-    venv = VectorEnv(AutoReset(env) if auto_reset else env, n)
+    venv = {"none": lambda: VectorEnv(env, n), "auto": lambda: VectorEnv(AutoReset(env), n),
+            "optimistic": lambda: OptimisticResetVectorEnv(env, n, env.optimistic_reset_ratio),
+            }[resets]()
     actions = venv.action_space.n if hasattr(venv.action_space, "n") else None
 
     def reset(key):
@@ -88,7 +93,8 @@ def main() -> None:
     print(f"{args.name}, {args.envs} envs, {jax.device_count()} device(s)", flush=True)
     measure("craftax's own", craftax_own(args.name, args.envs), args.envs)
     measure("rl_envs", ours(args.name, args.envs), args.envs)
-    measure("+ AutoReset", ours(args.name, args.envs, auto_reset=True), args.envs)
+    measure("+ AutoReset", ours(args.name, args.envs, "auto"), args.envs)
+    measure("+ optimistic", ours(args.name, args.envs, "optimistic"), args.envs)
 
 
 if __name__ == "__main__":

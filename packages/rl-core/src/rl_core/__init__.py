@@ -50,6 +50,7 @@ from rl_core.parallel import (
     to_host,
     unpad_members,
 )
+from rl_core.resets import OptimisticResetVectorEnv
 from rl_core.spaces import Box, Discrete, MultiDiscrete, Space, describe
 from rl_core.testing import (
     AlgorithmContractError,
@@ -105,7 +106,8 @@ __all__ = [
     "Checkpointing", "MembersState",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",
     "FlattenStructuredObservation",
-    "MultiDiscrete", "NormalizeObservation", "NormalizeReward", "PresetReset", "RunnerState",
+    "MultiDiscrete", "NormalizeObservation", "NormalizeReward", "OptimisticResetVectorEnv",
+    "PresetReset", "RunnerState",
     "RunningMeanStd",
     "STATE_INFO_KEYS", "Space", "TimeStep", "TrainResult", "TrainState", "Transition", "VectorEnv",
     "Wrapper", "check_environment", "chunk_health", "chunk_length",

@@ -15,6 +15,7 @@ from typing import Any
 
 import jax
 
+from rl_core.resets import OptimisticResetVectorEnv
 from rl_core.types import Algorithm, TimeStep, TrainResult, Transition
 from rl_core.wrappers import AutoReset, PresetReset, VectorEnv, Wrapper
 
@@ -118,12 +119,16 @@ def _rollout(env: Any, policy: StatefulPolicy, policy_state: Any, env_state: Any
     return (policy_state, env_state, timestep, key), traj
 
 
-def _preset_resets(env: Any, env_keys: jax.Array) -> PresetReset:
+def _preset_resets(env: Any, env_keys: jax.Array) -> PresetReset | jax.Array:
     """`env_keys [T, N, 2, ...]` (the rollout's step keys for `env`'s stack) with every step's
-    reset computed: `AutoReset`'s wrapped environment reset with each `[..., 1]` key."""
+    reset computed: `AutoReset`'s wrapped environment reset with each `[..., 1]` key. A stack
+    with optimistic resets computes its few resets in its step: its keys are returned as
+    they are."""
     vec = env
-    while isinstance(vec, Wrapper) and not isinstance(vec, VectorEnv):
+    while isinstance(vec, Wrapper) and not isinstance(vec, VectorEnv | OptimisticResetVectorEnv):
         vec = vec.env
+    if isinstance(vec, OptimisticResetVectorEnv):  # its few resets are computed in its step
+        return env_keys
     if not (isinstance(vec, VectorEnv) and isinstance(vec.env, AutoReset)):
         raise ValueError("rollout(precompute_resets=True) needs a stack with AutoReset directly "
                          f"under its VectorEnv (rl_algos' make_vector_env builds one), got {env!r}")

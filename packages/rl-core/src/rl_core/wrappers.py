@@ -128,15 +128,24 @@ class AutoReset(Wrapper):
             key_step, key_reset = key if key_batch_ndim(key) else jax.random.split(key)
             state_st, ts = self.env.step(state, action, key_step)
             state_re, ts_re = self.env.reset(key_reset)
-        done = episode_over(ts)  # every agent's flags, in a multi-agent environment
-        info = {**ts.info, "final_observation": ts.observation}
-        for k in STATE_INFO_KEYS:
-            if k in ts.info:
-                info[f"final_{k}"] = ts.info[k]
-                info[k] = jnp.where(done, ts_re.info[k], ts.info[k])
-        new_state = _select(done, state_re, state_st)
-        obs = _select(done, ts_re.observation, ts.observation)
-        return new_state, ts._replace(observation=obs, info=info)
+        return start_next_episode(state_st, ts, state_re, ts_re)
+
+
+def start_next_episode(state: Any, ts: TimeStep, state_re: Any, ts_re: TimeStep
+                       ) -> tuple[Any, TimeStep]:
+    """One environment's step `(state, ts)` with the episode restarted from the reset `(state_re,
+    ts_re)` where it ended (`episode_over`): `AutoReset`'s step after both are computed. The
+    observation and the STATE_INFO_KEYS entries become the reset's; the last ones are kept as
+    `info["final_observation"]` and `info["final_<key>"]`."""
+    done = episode_over(ts)  # every agent's flags, in a multi-agent environment
+    info = {**ts.info, "final_observation": ts.observation}
+    for k in STATE_INFO_KEYS:
+        if k in ts.info:
+            info[f"final_{k}"] = ts.info[k]
+            info[k] = jnp.where(done, ts_re.info[k], ts.info[k])
+    new_state = _select(done, state_re, state)
+    obs = _select(done, ts_re.observation, ts.observation)
+    return new_state, ts._replace(observation=obs, info=info)
 
 
 class EpisodeStatsState(NamedTuple):

@@ -63,6 +63,11 @@ def _achievement_rewards(classic: bool) -> np.ndarray:
 class CraftaxEnv:
     """One Craftax environment; see the module docstring."""
 
+    # A reset generates a world, the work of tens of steps: training stacks vectorise it with
+    # rl-core's `OptimisticResetVectorEnv` (one reset per 16 environments per step, Craftax's
+    # own training setting) instead of a reset per environment per step.
+    optimistic_reset_ratio = 16
+
     def __init__(self, name: str, max_steps: int | None = None):
         if max_steps is not None and (isinstance(max_steps, bool)
                                       or not isinstance(max_steps, int) or max_steps < 1):

@@ -13,6 +13,7 @@ from rl_core import (
     FlattenObservation,
     NormalizeObservation,
     NormalizeReward,
+    OptimisticResetVectorEnv,
     VectorEnv,
 )
 
@@ -30,8 +31,14 @@ def make_vector_env(
     [NormObs] -> [NormRew] -> [ClipAction for Box actions]. Episode statistics record the raw
     reward (they sit below the normalisers), so reported returns are always the environment's own.
     A multi-agent environment (`num_agents`) is seen as its agents batched: the stack's
-    `num_envs` is then `num_envs * num_agents` actors, each with its own return."""
-    venv: Any = VectorEnv(AutoReset(EpisodeStatistics(env)), num_envs)
+    `num_envs` is then `num_envs * num_agents` actors, each with its own return. An environment
+    that declares `optimistic_reset_ratio` (its reset costs many steps: Craftax's world
+    generation) is vectorised with `OptimisticResetVectorEnv` in place of
+    `VectorEnv(AutoReset(...))`: `num_envs / ratio` resets per step instead of one per
+    environment."""
+    ratio = getattr(env, "optimistic_reset_ratio", None)  # an environment whose reset is dear
+    venv: Any = (OptimisticResetVectorEnv(EpisodeStatistics(env), num_envs, min(ratio, num_envs))
+                 if ratio else VectorEnv(AutoReset(EpisodeStatistics(env)), num_envs))
     if getattr(env, "num_agents", None) is not None:
         venv = AgentsAsBatch(venv)
     if flatten and not (isinstance(env.observation_space, Box)
