@@ -28,6 +28,7 @@ FOLDERS = (
     "sac",
     "a2c",
     "ippo",
+    "ippo_rnn",
 )
 
 ALGORITHMS: dict[str, AlgoSpec] = {

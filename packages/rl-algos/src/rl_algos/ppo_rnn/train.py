@@ -58,9 +58,11 @@ def replay(model: Any, mb: dict[str, jax.Array]) -> tuple[Any, jax.Array]:
 def make_algorithm(env: Any, config: PPORNNConfig) -> Algorithm:
     """Recurrent PPO on `env` (one unbatched environment implementing the port)."""
     config.validate()
-    num_envs, num_steps = config.num_envs, config.num_steps
-    venv = make_vector_env(env, num_envs, normalize_observations=config.normalize_observations,
+    num_steps = config.num_steps
+    venv = make_vector_env(env, config.num_envs,
+                           normalize_observations=config.normalize_observations,
                            normalize_rewards=config.normalize_rewards)
+    num_envs = venv.num_envs  # the actors: environments, times the agents of a multi-agent one
     dist: Any = distribution_for(env.action_space)
     make_model = recurrent_model(env, config)
     static = model_structure(make_model)[1]

@@ -1,0 +1,9 @@
+"""Independent recurrent PPO with parameter sharing (IPPO with a GRU; JaxMARL's `ippo_rnn`
+baselines, Rutherford et al., 2023): recurrent PPO's update (`rl_algos.ppo_rnn`) on a multi-agent
+environment seen as its agents batched (`rl_core.AgentsAsBatch`), one network and one hidden
+state per agent, every agent's memory reset when its environment starts a new episode.
+`total_timesteps` and `num_envs` count environments' steps and environments, as in `ippo`."""
+
+from rl_algos.ippo_rnn.config import PRESETS, IPPORNNConfig
+
+__all__ = ["PRESETS", "IPPORNNConfig"]
