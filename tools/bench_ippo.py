@@ -42,7 +42,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jaxmarl_ippo_repro as theirs  # noqa: E402
-from bench_ppo import compile_timed, executed_ops, run_timed, seeded  # noqa: E402
+from bench_ppo import (  # noqa: E402
+    compile_timed,
+    executed_ops,
+    interleaved,
+    paired_ratios,
+    seeded,
+)
 
 ENV_ID = "jaxmarl/MPE_simple_spread_v3"
 PRESET = "mpe"
@@ -90,12 +96,7 @@ def main() -> None:
     impls = {"ours": ours, "jaxmarl": jaxmarl}
     for n in [int(s) for s in a.seeds.split(",")]:
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls.items()}
-        runs: dict[str, list] = {name: [] for name in progs}
-        outs = {}
-        for _ in range(a.repeats):  # interleaved: a change of load hits both alike
-            for name, (compiled, args, _, _) in progs.items():
-                outs[name], wall, cpu = run_timed(compiled, args)
-                runs[name].append((wall, cpu))
+        outs, runs = interleaved(progs, a.repeats)
         paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs["jaxmarl"], strict=True)]
         ratio = {"ours": f"{float(np.median(paired)):.3f}x", "jaxmarl": "1"}
         res = {}
@@ -107,12 +108,7 @@ def main() -> None:
             print(f"{n:>5} {name:>8} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * steps / wall:>12,.0f} {ratio[name]:>11} "
                   f"{final_return(outs[name]):>11.2f} {ops:>11,.0f}", flush=True)
-        print(f"{n:>5} ours/jaxmarl: run, median of paired ratios "
-              f"{float(np.median(paired)):.3f}x (per repeat "
-              f"{', '.join(f'{p:.3f}' for p in paired)}); ratio of medians "
-              f"{res['ours']['run'] / res['jaxmarl']['run']:.3f}x; "
-              f"cpu {res['ours']['cpu'] / res['jaxmarl']['cpu']:.2f}x; "
-              f"compile {res['ours']['compile'] / res['jaxmarl']['compile']:.2f}x", flush=True)
+        print(paired_ratios(n, "ours", "jaxmarl", runs, res), flush=True)
 
 
 if __name__ == "__main__":

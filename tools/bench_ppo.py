@@ -209,6 +209,30 @@ def run_timed(compiled, args):
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
+def interleaved(progs: dict, repeats: int) -> tuple[dict, dict]:
+    """Every compiled program of `progs` (name -> `compile_timed`'s tuple) run `repeats` times,
+    interleaved so that a change of load on a shared machine hits all alike: the last output and
+    the `(wall, cpu)` seconds of every run, per name."""
+    runs: dict[str, list] = {name: [] for name in progs}
+    outs = {}
+    for _ in range(repeats):
+        for name, (compiled, args, _, _) in progs.items():
+            outs[name], wall, cpu = run_timed(compiled, args)
+            runs[name].append((wall, cpu))
+    return outs, runs
+
+
+def paired_ratios(n: int, us: str, peer: str, runs: dict, res: dict) -> str:
+    """The line comparing `us` with `peer` at `n` seeds: the median of the paired per-repeat
+    run-time ratios (and each), the ratio of medians, of CPU time and of compile time."""
+    paired = [o[0] / r[0] for o, r in zip(runs[us], runs[peer], strict=True)]
+    return (f"{n:>5} {us}/{peer}: run, median of paired ratios {float(np.median(paired)):.3f}x "
+            f"(per repeat {', '.join(f'{p:.3f}' for p in paired)}); ratio of medians "
+            f"{res[us]['run'] / res[peer]['run']:.3f}x; "
+            f"cpu {res[us]['cpu'] / res[peer]['cpu']:.2f}x; "
+            f"compile {res[us]['compile'] / res[peer]['compile']:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timesteps", type=int, default=500_000)
@@ -230,13 +254,7 @@ def main() -> None:
     impls = (*mine.items(), *((p, PEERS[p]) for p in peers))
     for n in [int(s) for s in a.seeds.split(",")]:
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls}
-        runs: dict[str, list] = {name: [] for name in progs}
-        outs = {}
-        # Interleaved, so that a change of load on a shared machine hits all alike.
-        for _ in range(a.repeats):
-            for name, (compiled, args, _, _) in progs.items():
-                outs[name], wall, cpu = run_timed(compiled, args)
-                runs[name].append((wall, cpu))
+        outs, runs = interleaved(progs, a.repeats)
         res = {}
         for name, (compiled, _, final_return, compile_s) in progs.items():
             ops = executed_ops(compiled.as_text()) / n / (a.timesteps // 512)
@@ -247,13 +265,7 @@ def main() -> None:
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)
         for us, peer in ((u, p) for u in mine for p in peers):
-            paired = [o[0] / r[0] for o, r in zip(runs[us], runs[peer], strict=True)]
-            print(f"{n:>5} {us}/{peer}: run, median of paired ratios "
-                  f"{float(np.median(paired)):.3f}x (per repeat "
-                  f"{', '.join(f'{p:.3f}' for p in paired)}); ratio of medians "
-                  f"{res[us]['run'] / res[peer]['run']:.3f}x; "
-                  f"cpu {res[us]['cpu'] / res[peer]['cpu']:.2f}x; "
-                  f"compile {res[us]['compile'] / res[peer]['compile']:.2f}x", flush=True)
+            print(paired_ratios(n, us, peer, runs, res), flush=True)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import purejaxql_pqn_repro as theirs  # noqa: E402
-from bench_ppo import compile_timed, executed_ops, run_timed, seeded  # noqa: E402
+from bench_ppo import (  # noqa: E402
+    compile_timed,
+    executed_ops,
+    interleaved,
+    paired_ratios,
+    seeded,
+)
 
 # Ours, per config: (environment id, static settings, traced settings), theirs' values.
 OURS = {
@@ -88,12 +94,7 @@ def main() -> None:
     for n in [int(s) for s in a.seeds.split(",")]:
         progs = {name: compile_timed(lambda t, k, m=make: m(a.config, t, k), a.timesteps, n)
                  for name, make in impls.items()}
-        runs: dict[str, list] = {name: [] for name in progs}
-        outs = {}
-        for _ in range(a.repeats):  # interleaved: a change of load hits both alike
-            for name, (compiled, args, _, _) in progs.items():
-                outs[name], wall, cpu = run_timed(compiled, args)
-                runs[name].append((wall, cpu))
+        outs, runs = interleaved(progs, a.repeats)
         res = {}
         for name, (compiled, _, final_return, compile_s) in progs.items():
             ops = executed_ops(compiled.as_text()) / n / (a.timesteps // per_update)
@@ -103,13 +104,7 @@ def main() -> None:
             print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)
-        paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs["purejaxql"], strict=True)]
-        print(f"{n:>5} ours/purejaxql: run, median of paired ratios "
-              f"{float(np.median(paired)):.3f}x (per repeat "
-              f"{', '.join(f'{p:.3f}' for p in paired)}); ratio of medians "
-              f"{res['ours']['run'] / res['purejaxql']['run']:.3f}x; "
-              f"cpu {res['ours']['cpu'] / res['purejaxql']['cpu']:.2f}x; "
-              f"compile {res['ours']['compile'] / res['purejaxql']['compile']:.2f}x", flush=True)
+        print(paired_ratios(n, "ours", "purejaxql", runs, res), flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ ended in the last 5% of updates, per seed, with the mean over seeds and its 95% 
 each update's finished episodes, smoothed over 20 updates) with the seeds' 95% band.
 
     uv run --group bench python tools/ippo_mpe_learning.py [--seeds 4] [--timesteps 10000000]
+        [--ablate-truncation]
+
+`--ablate-truncation` adds ours with MPE's time limit reported as a termination, as JaxMARL's one
+`done` flag treats it (no bootstrap from the last state): the difference that flag makes.
 """
 
 from __future__ import annotations
@@ -33,9 +37,25 @@ REPO = Path(__file__).resolve().parent.parent
 SMOOTH = 20  # updates per point of the plotted curve
 
 
-def ours_program(timesteps: int) -> tuple[Any, Any, int]:
+def time_limit_as_termination(env: Any) -> Any:
+    """`env` with every time-limit end reported as a termination (no bootstrap from it), the way
+    JaxMARL's single `done` flag treats it: the ablation of `--ablate-truncation`."""
+    import jax.numpy as jnp
+
+    from rl_core import Wrapper
+
+    class TimeLimitAsTermination(Wrapper):
+        def step(self, state: Any, action: Any, key: Any) -> Any:
+            state, ts = self.env.step(state, action, key)
+            return state, ts._replace(terminated=ts.terminated | ts.truncated,
+                                      truncated=jnp.zeros_like(ts.truncated))
+
+    return TimeLimitAsTermination(env)
+
+
+def ours_program(timesteps: int, ablate_truncation: bool = False) -> tuple[Any, Any, int]:
     """Our `train(key, hparams)` at the `mpe` preset, its hparams, and environment steps per
-    update."""
+    update; with `ablate_truncation`, on the environment whose time limit terminates."""
     import rl_algos
     import rl_core
     import rl_envs
@@ -46,11 +66,13 @@ def ours_program(timesteps: int) -> tuple[Any, Any, int]:
     config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
     hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
     env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")
+    if ablate_truncation:
+        env = time_limit_as_termination(env)
     return rl_core.make_train(spec.make_algorithm(env, config)), hp, config.batch_size
 
 
-def run_ours(timesteps: int, seeds: int) -> dict[str, Any]:
-    train, hp, per_update = ours_program(timesteps)
+def run_ours(timesteps: int, seeds: int, ablate_truncation: bool = False) -> dict[str, Any]:
+    train, hp, per_update = ours_program(timesteps, ablate_truncation)
     keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
     hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
     fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
@@ -126,15 +148,21 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--timesteps", type=int, default=10_000_000)
     ap.add_argument("--figure", default=str(REPO / "docs" / "figures" / "ippo-mpe.png"))
+    ap.add_argument("--ablate-truncation", action="store_true",
+                    help="also ours with the time limit as a termination (JaxMARL's done flag)")
     a = ap.parse_args()
-    results = {"ours": run_ours(a.timesteps, a.seeds), "jaxmarl": run_theirs(a.timesteps, a.seeds)}
+    results = {"ours": run_ours(a.timesteps, a.seeds)}
+    if a.ablate_truncation:
+        results["ours, time limit as termination"] = run_ours(a.timesteps, a.seeds, True)
+    results["jaxmarl"] = run_theirs(a.timesteps, a.seeds)
     print(f"IPPO, MPE_simple_spread_v3, {a.timesteps:,} environment steps x {a.seeds} seeds; "
           "team return of the training episodes that ended in the last 5% of updates")
-    print(f"{'program':8s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
+    w = max(len(k) for k in results)
+    print(f"{'program':{w}s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
           f"{'steps/s':>8s}  per seed")
     for name, r in results.items():
         seeds = ", ".join(f"{x:.2f}" for x in r["final_per_seed"])
-        print(f"{name:8s} {r['final_mean']:8.2f} {r['final_ci95']:7.2f}  {r['compile_s']:9.1f} "
+        print(f"{name:{w}s} {r['final_mean']:8.2f} {r['final_ci95']:7.2f}  {r['compile_s']:9.1f} "
               f"{r['run_s']:7.1f} {r['steps_per_s']:8,.0f}  {seeds}")
     plot(results, Path(a.figure), a.timesteps)
     record = {k: {f: v for f, v in r.items() if f != "curve"} for k, r in results.items()}
