@@ -43,3 +43,8 @@ def get(name: str) -> AlgoSpec:
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise ConfigError(f"unknown algorithm '{name}'.{hint} Known: {', '.join(ALGORITHMS)}.")
     return ALGORITHMS[name]
+
+
+def multi_agent_names() -> tuple[str, ...]:
+    """The algorithms that train environments of the multi-agent port."""
+    return tuple(name for name, spec in ALGORITHMS.items() if spec.multi_agent)

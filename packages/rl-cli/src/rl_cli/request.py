@@ -76,7 +76,7 @@ def prepare(req: RunRequest) -> Prepared:
     spec = rl_algos.get(req.algo)
     env = rl_envs.make(req.env, **req.env_kwargs)
     timings.mark("environment (imports its library)")
-    spec.check_env(env)
+    spec.check_env(env, rl_algos.multi_agent_names())
     preset = req.preset if req.preset is not None else spec.default_preset(
         rl_envs.family(req.env), env.action_space)
     if preset == "none":

@@ -15,7 +15,7 @@ The declaration holds everything the rest of the framework needs to know about a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -104,13 +104,18 @@ class AlgoSpec:
                 return "continuous_control"
         return family if family in self.presets else None
 
-    def check_env(self, env: Any) -> None:
+    def check_env(self, env: Any, multi_agent_names: Sequence[str] = ()) -> None:
+        """Refuses, in one line saying what fits, an environment this algorithm cannot train;
+        `multi_agent_names` (the registry's `multi_agent_names()`) are named for a multi-agent
+        environment given to a single-agent algorithm."""
         agents = getattr(env, "num_agents", None)  # the multi-agent port's (rl_core.multiagent)
         if agents is not None and not self.multi_agent:
+            fits = (" or ".join(f"'{n}'" for n in multi_agent_names) if multi_agent_names
+                    else "a multi-agent algorithm")
             raise ConfigError(
                 f"{self.name} trains single-agent environments, and this one has {agents} agents "
-                f"(the multi-agent port); train it with {_multi_agent_names()}, or pick a "
-                "single-agent environment (`rl envs` lists them).")
+                f"(the multi-agent port); train it with {fits}, or pick a single-agent "
+                "environment (`rl envs` lists them).")
         if agents is None and self.multi_agent:
             raise ConfigError(
                 f"{self.name} trains multi-agent environments (such as jaxmarl/...), and this one "
@@ -132,12 +137,3 @@ class AlgoSpec:
                 f"{self.name} learns from {names} observations, but this environment observes "
                 f"{type(obs).__name__}; pick {hint} (`rl algos` lists them)."
             )
-
-
-
-def _multi_agent_names() -> str:
-    """The registered multi-agent algorithms, quoted, for an error message."""
-    from rl_algos.registry import ALGORITHMS
-
-    names = [f"'{n}'" for n, spec in ALGORITHMS.items() if spec.multi_agent]
-    return " or ".join(names) if names else "a multi-agent algorithm"
