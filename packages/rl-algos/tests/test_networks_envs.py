@@ -8,6 +8,7 @@ import numpy as np
 
 from rl_algos.common import ActorCritic, episode_metrics, make_vector_env, orthogonal_linear
 from rl_core import (
+    AgentsAsBatch,
     AutoReset,
     Box,
     ClipAction,
@@ -16,6 +17,7 @@ from rl_core import (
     FlattenObservation,
     NormalizeObservation,
     NormalizeReward,
+    OptimisticResetVectorEnv,
     TimeStep,
     VectorEnv,
 )
@@ -105,6 +107,31 @@ def test_make_vector_env_minimal_stack() -> None:
 
     venv = make_vector_env(DiscreteVec(), 2)
     assert _layers(venv) == [VectorEnv, AutoReset, EpisodeStatistics]
+
+
+def test_make_vector_env_resets_optimistically_where_the_env_asks() -> None:
+    """An environment declaring `optimistic_reset_ratio` (a dear reset, as Craftax's) is
+    vectorised with few resets per step (at most one per environment); a multi-agent one has
+    its agents batched on top."""
+
+    class DearReset:
+        observation_space = Box(-1.0, 1.0, (2,))
+        action_space = Discrete(2)
+        optimistic_reset_ratio = 16
+
+    venv = make_vector_env(DearReset(), 64)
+    assert _layers(venv) == [OptimisticResetVectorEnv, EpisodeStatistics]
+    assert venv.num_envs == 64 and venv.num_resets == 4
+    assert make_vector_env(DearReset(), 8).num_resets == 1
+
+    class TwoAgents(DearReset):
+        num_agents = 2
+        agents = ("a", "b")
+        optimistic_reset_ratio = None
+
+    venv = make_vector_env(TwoAgents(), 3)
+    assert _layers(venv) == [AgentsAsBatch, VectorEnv, AutoReset, EpisodeStatistics]
+    assert venv.num_envs == 6
 
 
 def test_episode_metrics() -> None:
