@@ -40,7 +40,7 @@ def random_policy_return(env_id: str, num_envs: int, num_steps: int, seed: int) 
         k_reset, k_run = jax.random.split(key)
         state, ts = venv.reset(k_reset)
         _, traj = rollout(venv, policy, state, ts, k_run, num_steps)
-        done = jnp.logical_or(traj.terminated, traj.truncated)
+        done = traj.info.get("episode_over", jnp.logical_or(traj.terminated, traj.truncated))
         return episode_metrics(traj.info, traj.terminated, traj.truncated), jnp.where(
             done, traj.info["episode_return"], jnp.nan)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from rl_algos.common import ActorCritic, episode_metrics, make_vector_env, orthogonal_linear
 from rl_core import (
@@ -147,3 +148,60 @@ def test_episode_metrics() -> None:
     assert float(m["episode_length_sum"]) == 11.0  # 2 + 3 + 6
     assert float(m["episode_count"]) == 3.0
     assert all(v.dtype == jnp.float32 for v in m.values())
+
+
+class EarlyLeaver:
+    """Two agents, +1 each per step while in the game: agent 0 leaves (terminated) after its
+    first step, agent 1 is truncated at step 3. Team return 1 + 3 = 4 over 3 steps."""
+
+    observation_space = Box(-1.0, 1.0, (1,))
+    action_space = Discrete(2)
+    num_agents = 2
+    agents = ("leaver", "stayer")
+
+    def _ts(self, t, reward, terminated, truncated):
+        return TimeStep(jnp.zeros((2, 1), jnp.float32), reward, terminated, truncated, {})
+
+    def reset(self, key):
+        zeros = jnp.zeros((2,), jnp.bool_)
+        return jnp.zeros((), jnp.int32), self._ts(0, jnp.zeros((2,), jnp.float32), zeros, zeros)
+
+    def step(self, t, action, key):
+        t = t + 1
+        out0 = t >= 1
+        reward = jnp.array([t <= 1, True], jnp.float32)
+        terminated = jnp.array([out0, False])
+        truncated = jnp.array([False, t >= 3])
+        return t, self._ts(t, reward, terminated, truncated)
+
+
+def test_episode_metrics_count_a_team_episode_once_per_agent_when_it_ends() -> None:
+    """An agent out before its team adds nothing until the episode ends: over 9 steps (three
+    episodes of 3 steps in each of 2 environments) every actor counts 3 episodes of team return
+    4 and length 3."""
+    from rl_core import rollout
+
+    venv = make_vector_env(EarlyLeaver(), 2)
+    state, ts = venv.reset(KEY)
+
+    def policy(ts, key):
+        return jnp.zeros((4,), jnp.int32), {}
+
+    _, traj = rollout(venv, policy, state, ts, KEY, 9)
+    m = episode_metrics(traj.info, traj.terminated, traj.truncated)
+    assert float(m["episode_count"]) == 3 * 2 * 2  # episodes x environments x agents
+    assert float(m["episode_return_sum"]) / float(m["episode_count"]) == 4.0
+    assert float(m["episode_length_sum"]) / float(m["episode_count"]) == 3.0
+
+
+def test_craftax_trains_on_optimistic_resets_unless_asked_not_to() -> None:
+    """The craftax adapter's stack takes one fresh world per 16 environments per step by
+    default; `reset_ratio=0` asks for a reset of every environment at every step."""
+    pytest.importorskip("craftax")
+    import rl_envs
+
+    classic = "craftax/Craftax-Classic-Symbolic-v1"
+    venv = make_vector_env(rl_envs.make(classic), 64)
+    assert isinstance(venv, OptimisticResetVectorEnv) and venv.num_resets == 4
+    assert _layers(make_vector_env(rl_envs.make(classic, reset_ratio=0), 64)) == [
+        VectorEnv, AutoReset, EpisodeStatistics]

@@ -95,3 +95,5 @@ def test_render_episode_writes_a_gif(tmp_path: Path) -> None:
 def test_bad_option_is_refused_with_the_fix() -> None:
     with pytest.raises(EnvError, match="max_steps must be a positive integer"):
         rl_envs.make(CLASSIC, max_steps=0)
+    with pytest.raises(EnvError, match="reset_ratio must be an integer >= 0"):
+        rl_envs.make(CLASSIC, reset_ratio=-1)

@@ -209,15 +209,20 @@ class AgentsAsBatch(Wrapper):
     leaves `[N, A, ...]`) seen as `N * A` single-agent environments: every leaf `[N * A, ...]`
     (environment-major, `rl_core.agents_as_batch`), actions taken `[N * A, ...]`. A
     parameter-shared learner (IPPO) trains on it as on any vectorised environment; `num_envs` is
-    its number of actors. Leaves the wrappers below keep per environment (`episode_length` `[N]`)
-    are repeated for each agent. The state stays per environment; each agent's `terminated` and
-    `truncated` are its own, and the stack below resets an environment when all its agents are
-    out (`AutoReset`).
+    its number of actors. The state stays per environment; each agent's `terminated` and
+    `truncated` are its own (an agent may be out before its team), and the stack below resets an
+    environment when all its agents are out (`AutoReset`).
 
-    With `EpisodeStatistics` below, every agent's `info["episode_return"]` becomes its team's
+    Per environment, repeated for each of its agents: `info["episode_over"]` (bool: every agent
+    is out, the episode has ended; what episode statistics count, `episode_metrics`) and, with
+    `EpisodeStatistics` below, `info["episode_length"]` and `info["episode_return"]`, the team's
     return (the sum of the agents' returns: JaxMARL's reported "returns"), so that an average
-    over actors is the team's; each agent's own return stays in `info["agent_episode_return"]`.
+    over the actors of ended episodes is the team's; each agent's own return stays in
+    `info["agent_episode_return"]`. Every other leaf must carry the agent axis (the port's
+    contract).
     """
+
+    PER_ENVIRONMENT = ("episode_length", "episode_return", "episode_over")
 
     def __init__(self, env: Any):
         super().__init__(env)
@@ -229,14 +234,20 @@ class AgentsAsBatch(Wrapper):
         n, a = self.num_env_copies, self.num_agents
 
         def flat(x: jax.Array) -> jax.Array:
-            if jnp.shape(x)[:2] != (n, a):  # one value per environment: one per agent
-                x = jnp.broadcast_to(jnp.expand_dims(x, 1), (n, a, *jnp.shape(x)[1:]))
+            if jnp.shape(x)[:2] != (n, a):
+                raise ValueError(f"AgentsAsBatch: a leaf of shape {jnp.shape(x)} lacks the "
+                                 f"[{n}, {a}] environment and agent axes")
             return jnp.reshape(x, (n * a, *jnp.shape(x)[2:]))
+
+        def per_agent(x: jax.Array) -> jax.Array:  # one value per environment: one per agent
+            return jnp.broadcast_to(jnp.expand_dims(x, 1), (n, a, *jnp.shape(x)[1:]))
 
         info = dict(ts.info)
         if "episode_return" in info:
             info["agent_episode_return"] = info["episode_return"]
             info["episode_return"] = jnp.sum(info["episode_return"], axis=1)
+        info["episode_over"] = jnp.all(ts.terminated | ts.truncated, axis=1)
+        info = {k: per_agent(v) if k in self.PER_ENVIRONMENT else v for k, v in info.items()}
         return jax.tree.map(flat, ts._replace(info=info))
 
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:

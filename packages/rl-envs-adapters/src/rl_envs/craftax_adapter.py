@@ -4,8 +4,12 @@ symbolic and pixel observations.
     rl_envs.make("craftax/Craftax-Classic-Symbolic-v1")
 
 The environments are Craftax's own without its auto-reset (`make_craftax_env_from_name(name,
-auto_reset=False)`, default parameters; `max_steps=N` replaces the step limit); rl-core's
-`AutoReset` starts the next episode and keeps the true final observation.
+auto_reset=False)`, default parameters; `max_steps=N` replaces the step limit). rl-core starts
+the next episode and keeps the true final observation: with optimistic resets
+(`OptimisticResetVectorEnv`: one fresh world per `reset_ratio` environments per step, 16 by
+default, Craftax's own training setting) in the algorithms' stacks, or with a reset for every
+environment at every step (`AutoReset`, 20-50 times slower here) with `reset_ratio=0`
+(`rl run --env-arg reset_ratio=0`).
 
 How Craftax's episode ends map onto the port (Craftax merges them into one `done`):
 * death (health at zero), Classic's lava, Craftax's defeated final boss: `terminated`;
@@ -63,16 +67,18 @@ def _achievement_rewards(classic: bool) -> np.ndarray:
 class CraftaxEnv:
     """One Craftax environment; see the module docstring."""
 
-    # A reset generates a world, the work of tens of steps: training stacks vectorise it with
-    # rl-core's `OptimisticResetVectorEnv` (one reset per 16 environments per step, Craftax's
-    # own training setting) instead of a reset per environment per step.
-    optimistic_reset_ratio = 16
-
-    def __init__(self, name: str, max_steps: int | None = None):
+    def __init__(self, name: str, max_steps: int | None = None, reset_ratio: int = 16):
         if max_steps is not None and (isinstance(max_steps, bool)
                                       or not isinstance(max_steps, int) or max_steps < 1):
             raise EnvError(f"craftax/{name}: max_steps must be a positive integer, got "
                            f"{max_steps!r}.")
+        if isinstance(reset_ratio, bool) or not isinstance(reset_ratio, int) or reset_ratio < 0:
+            raise EnvError(f"craftax/{name}: reset_ratio must be an integer >= 0 (environments "
+                           f"per fresh world each step; 0: a reset for every environment), got "
+                           f"{reset_ratio!r}.")
+        # A reset generates a world, the work of tens of steps: training stacks vectorise it
+        # with `OptimisticResetVectorEnv` at this ratio (None: `AutoReset`).
+        self.optimistic_reset_ratio = reset_ratio or None
         self.name = name
         self.family = FAMILY[name]
         with _quiet():  # Craftax reports loading its textures on stdout at import

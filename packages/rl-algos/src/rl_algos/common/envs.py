@@ -55,10 +55,12 @@ def make_vector_env(
 
 def episode_metrics(info: dict[str, Any], terminated: Any, truncated: Any) -> dict[str, Any]:
     """Sums over the finished episodes of a rollout (`[T, N]` leaves): the host divides by the
-    count over whatever window it reports, so windows with no finished episode stay honest."""
+    count over whatever window it reports, so windows with no finished episode stay honest. A
+    multi-agent stack's actors (`AgentsAsBatch`) count their team's episode when it ends
+    (`info["episode_over"]`), not when the agent itself is out."""
     import jax.numpy as jnp
 
-    done = jnp.logical_or(terminated, truncated)
+    done = info.get("episode_over", jnp.logical_or(terminated, truncated))
     return {
         "episode_return_sum": jnp.sum(jnp.where(done, info["episode_return"], 0.0)),
         "episode_length_sum": jnp.sum(jnp.where(done, info["episode_length"], 0)).astype(

@@ -8,7 +8,8 @@ every agent, each agent's advantage computed from its own reward, value and term
 `make_algorithm` is PPO's: the wrapper stack batches the agents, so PPO's update sees
 `num_envs * num_agents` actors. `total_timesteps` counts environment steps (JaxMARL's
 convention), so an update consumes `num_envs * num_steps` of them and learns from
-`num_envs * num_agents * num_steps` transitions. Reported returns are per agent."""
+`num_envs * num_agents * num_steps` transitions. Reported returns are team returns (the sum
+of the agents' returns), counted when an environment's episode ends."""
 
 from rl_algos.ippo.config import PRESETS, IPPOConfig, IPPOHParams
 

@@ -10,9 +10,9 @@ from rl_algos.ppo_rnn.config import PPORNNConfig
 
 @dataclass(frozen=True)
 class IPPORNNConfig(PPORNNConfig):
-    """Recurrent PPO's static fields; `num_envs` counts environments (each holding every agent),
-    and a recurrent minibatch is whole sequences of `num_envs * num_agents / num_minibatches`
-    agents."""
+    """Recurrent PPO's static fields; `num_envs` counts environments (each holding every agent):
+    `num_minibatches` divides it, and a recurrent minibatch is the whole sequences of
+    `num_envs / num_minibatches` environments' agents."""
 
 
 PRESETS: dict[str, Preset] = {
