@@ -46,6 +46,7 @@ from bench_ppo import (  # noqa: E402
     compile_timed,
     executed_ops,
     interleaved,
+    medians,
     paired_ratios,
     seeded,
 )
@@ -102,9 +103,8 @@ def main() -> None:
         res = {}
         for name, (compiled, _, final_return, compile_s) in progs.items():
             ops = executed_ops(compiled.as_text()) / n / updates
-            wall = float(np.median([r[0] for r in runs[name]]))
-            cpu = float(np.median([r[1] for r in runs[name]]))
-            res[name] = dict(compile=compile_s, run=wall, cpu=cpu)
+            res[name] = medians(compile_s, runs[name])
+            wall, cpu = res[name]["run"], res[name]["cpu"]
             print(f"{n:>5} {name:>8} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * steps / wall:>12,.0f} {ratio[name]:>11} "
                   f"{final_return(outs[name]):>11.2f} {ops:>11,.0f}", flush=True)

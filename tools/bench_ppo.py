@@ -222,6 +222,12 @@ def interleaved(progs: dict, repeats: int) -> tuple[dict, dict]:
     return outs, runs
 
 
+def medians(compile_s: float, runs: list) -> dict[str, float]:
+    """One program's compile time and the medians of its runs' `(wall, cpu)` seconds."""
+    return dict(compile=compile_s, run=float(np.median([r[0] for r in runs])),
+                cpu=float(np.median([r[1] for r in runs])))
+
+
 def paired_ratios(n: int, us: str, peer: str, runs: dict, res: dict) -> str:
     """The line comparing `us` with `peer` at `n` seeds: the median of the paired per-repeat
     run-time ratios (and each), the ratio of medians, of CPU time and of compile time."""
@@ -258,9 +264,8 @@ def main() -> None:
         res = {}
         for name, (compiled, _, final_return, compile_s) in progs.items():
             ops = executed_ops(compiled.as_text()) / n / (a.timesteps // 512)
-            wall = float(np.median([r[0] for r in runs[name]]))
-            cpu = float(np.median([r[1] for r in runs[name]]))
-            res[name] = dict(compile=compile_s, run=wall, cpu=cpu)
+            res[name] = medians(compile_s, runs[name])
+            wall, cpu = res[name]["run"], res[name]["cpu"]
             print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)

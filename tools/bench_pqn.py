@@ -33,7 +33,6 @@ import sys
 from pathlib import Path
 
 import jax
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import purejaxql_pqn_repro as theirs  # noqa: E402
@@ -41,6 +40,7 @@ from bench_ppo import (  # noqa: E402
     compile_timed,
     executed_ops,
     interleaved,
+    medians,
     paired_ratios,
     seeded,
 )
@@ -98,9 +98,8 @@ def main() -> None:
         res = {}
         for name, (compiled, _, final_return, compile_s) in progs.items():
             ops = executed_ops(compiled.as_text()) / n / (a.timesteps // per_update)
-            wall = float(np.median([r[0] for r in runs[name]]))
-            cpu = float(np.median([r[1] for r in runs[name]]))
-            res[name] = dict(compile=compile_s, run=wall, cpu=cpu)
+            res[name] = medians(compile_s, runs[name])
+            wall, cpu = res[name]["run"], res[name]["cpu"]
             print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)

@@ -246,7 +246,7 @@ class AgentsAsBatch(Wrapper):
         if "episode_return" in info:
             info["agent_episode_return"] = info["episode_return"]
             info["episode_return"] = jnp.sum(info["episode_return"], axis=1)
-        info["episode_over"] = jnp.all(ts.terminated | ts.truncated, axis=1)
+        info["episode_over"] = jax.vmap(episode_over)(ts)
         info = {k: per_agent(v) if k in self.PER_ENVIRONMENT else v for k, v in info.items()}
         return jax.tree.map(flat, ts._replace(info=info))
 
