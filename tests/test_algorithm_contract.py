@@ -89,9 +89,12 @@ ENV_IDS = ("gymnax/CartPole-v1", "gymnax/Pendulum-v1", "native/GridWorld")
 
 def env_for(spec, kind):
     """The first candidate environment with actions of `kind` that the algorithm learns from
-    (for a multi-agent algorithm, two agents each with a copy of it)."""
+    (for a multi-agent algorithm, two agents each with a copy of it; for a planner, a board game
+    with its game model)."""
     if spec.multi_agent:
         return Agents(env_for(dataclasses.replace(spec, multi_agent=False), kind))
+    if spec.planner:  # the smallest game with a model
+        return rl_envs.make("pgx/tic_tac_toe")
     if kind is MultiDiscrete:
         return MaskedMultiDiscreteEnv()
     for env_id in ENV_IDS:

@@ -91,3 +91,26 @@ def test_arena_without_a_two_player_game_is_one_line(argv: list[str], hint: str,
                                                      capsys) -> None:
     code, _, err = run_cli(["arena", *argv], capsys)
     assert code == 2 and hint in err and err.count("\n") == 1, err
+
+
+def test_a_planner_trains_from_the_cli_and_enters_the_arena_twice(tmp_path: Path, capsys
+                                                                  ) -> None:
+    """`rl run --algo alphazero` on tic_tac_toe, then `rl arena`: each member plays once with
+    its network alone and once with its search (`+searchN`), both against random."""
+    tiny = ["--set", "num_envs=4", "--set", "num_steps=8", "--set", "num_simulations=4",
+            "--set", "minibatch_size=16", "--set", "sgd_steps=1", "--set", "eval_envs=2",
+            "--set", "hidden_size=16", "--set", "num_layers=1", "--total-timesteps", "64"]
+    code, _, err = run_cli(["run", "--algo", "alphazero", "--env", "pgx/tic_tac_toe",
+                            "--logdir", str(tmp_path), "--run-name", "az", "--no-progress",
+                            "--eval-episodes", "0", *tiny], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "az" / "summary.json").read_text())
+    assert summary["algo"] == "alphazero" and summary["total_timesteps"] == 64
+    out = tmp_path / "arena"
+    code, text, err = run_cli(["arena", str(tmp_path / "az"), "--opponents", "random",
+                               "--games", "4", "--search-simulations", "8", "--out", str(out)],
+                              capsys)
+    assert code == 0, err
+    result = json.loads((out / "arena.json").read_text())
+    assert result["entrants"] == ["az/seed_0", "az/seed_0+search8", "random"]
+    assert all(m["games"] == 4 and m["unfinished"] == 0 for m in result["matches"])

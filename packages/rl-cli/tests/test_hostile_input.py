@@ -328,7 +328,11 @@ CASES: dict[str, Case] = {
                                 "train it with 'ippo'"),
     "run multi-agent algo": Case(["run", "--algo", "ippo", "--env", "gymnax/CartPole-v1"],
                                  "ippo trains multi-agent environments"),
+    "run planner off a board game": Case(["run", "--algo", "alphazero", "--env",
+                                          "gymnax/CartPole-v1"], "plans with the game's rules"),
     # rl arena
+    "arena search simulations zero": Case(["arena", "{run}", "--search-simulations", "0"],
+                                          "--search-simulations must be", "run"),
     "arena odd games": Case(["arena", "{run}", "--games", "7"], "--games must be an even", "run"),
     "arena off pgx": Case(["arena", "{run}"], "has none", "run_gymnax"),
     "arena unknown player": Case(["arena", "{run}", "--opponents", "alphazero"],

@@ -5,7 +5,9 @@ intervals and a rating table (Bradley–Terry on the Elo scale, random = 0 when 
 and writes `arena.json` and `arena.png`.
 
 The game's match engine comes from its adapter (`rl_envs.arena`); agents act greedily (the most
-probable or highest-valued legal move) on the mover's observation, as in `rl eval`.
+probable or highest-valued legal move) on the mover's observation, as in `rl eval`; a planner's
+(AlphaZero's) members also enter a second time, playing with their search (`<member>+searchN`,
+N simulations a move: the run's own count, or `--search-simulations`).
 """
 
 from __future__ import annotations
@@ -36,8 +38,27 @@ def agent_player(policy: Any, agent: Any) -> Any:
     return act
 
 
-def entrants(run_dirs: tuple[Path, ...], opponents: list[str] | None, env_id: str | None
-             ) -> tuple[str, Any, list[Entrant]]:
+def search_entrants(run: Any, simulations: int | None) -> list[Entrant]:
+    """A planner's members also play with search (`AlgoSpec.make_planner`; `simulations` per
+    move, the run's own count when None), named `<member>+search` (`+searchN` with N given);
+    none for other algorithms."""
+    import rl_algos
+
+    make_planner = rl_algos.get(run.algo).make_planner
+    if make_planner is None:
+        return []
+    plan = make_planner(run.env, run.config, simulations)
+
+    def player(agent: Any) -> Any:
+        return lambda state, obs, legal, key: plan(agent, state, key)
+
+    tag = "+search" if simulations is None else f"+search{simulations}"
+    return [Entrant(f"{run.run_dir.name}/{m}{tag}", player(run.member(i)))
+            for i, m in enumerate(run.members)]
+
+
+def entrants(run_dirs: tuple[Path, ...], opponents: list[str] | None, env_id: str | None,
+             simulations: int | None = None) -> tuple[str, Any, list[Entrant]]:
     """The game (from the runs, or `env_id` when none is given), its match engine, and every
     entrant: each member of each run, then each built-in player. One line of UserError for runs
     of different games, a game without a match engine, policies with memory, or fewer than two
@@ -63,6 +84,7 @@ def entrants(run_dirs: tuple[Path, ...], opponents: list[str] | None, env_id: st
                             "feed-forward agents")
         players += [Entrant(f"{run.run_dir.name}/{m}", agent_player(run.policy, run.member(i)))
                     for i, m in enumerate(run.members)]
+        players += search_entrants(run, simulations)
     names = engine.default_players() if opponents is None else opponents
     players += [Entrant(name, engine.builtin(name)) for name in names]
     names = [p.name for p in players]
@@ -196,10 +218,13 @@ def plot(result: dict[str, Any], out: Path) -> None:
 @click.option("--env", "env_id", default=None,
               help="The game when no run is given (e.g. pgx/connect_four).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seeds the games.")
+@click.option("--search-simulations", type=int, default=None,
+              help="Simulations a move for planners' (alphazero's) search players (default: "
+                   "the run's own).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Directory for arena.json and arena.png (default: runs/arena-<game>-<time>).")
 def arena(run_dirs: tuple[Path, ...], opponents: str | None, games: int, env_id: str | None,
-          seed: int, out: Path | None) -> None:
+          seed: int, search_simulations: int | None, out: Path | None) -> None:
     """Round-robin matches between runs' agents and built-in players on a two-player game:
     win/draw/loss with Wilson 95% intervals and Bradley-Terry ratings (random = 0)."""
     from rich.console import Console
@@ -209,8 +234,11 @@ def arena(run_dirs: tuple[Path, ...], opponents: str | None, games: int, env_id:
     if games < 2 or games % 2 or games > 1_000_000:
         raise UserError(f"--games must be an even number from 2 to 1,000,000 (half the games "
                         f"with each player first), got {games:,}")
+    if search_simulations is not None and not 1 <= search_simulations <= 100_000:
+        raise UserError(f"--search-simulations must be a number of simulations from 1 to "
+                        f"100,000, got {search_simulations:,}")
     names = None if opponents is None else [o.strip() for o in opponents.split(",") if o.strip()]
-    game, engine, players = entrants(run_dirs, names, env_id)
+    game, engine, players = entrants(run_dirs, names, env_id, search_simulations)
     console = Console()
     records = play_all(engine, players, games, seed, console.print)
     anchor = "random" if "random" in [p.name for p in players] else players[0].name

@@ -7,6 +7,7 @@ the two contracts as checks: `check_environment` and `check_algorithm`.
 """
 
 from rl_core.env import CONTINUOUS_FAMILIES, FAMILIES, Environment
+from rl_core.games import GameView, TurnBasedGame
 from rl_core.loops import make_train, recurrent_rollout, rollout, scan_updates
 from rl_core.members import (
     Checkpointing,
@@ -105,6 +106,7 @@ __all__ = [
     "Discrete",
     "Checkpointing", "MembersState",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",
+    "GameView", "TurnBasedGame",
     "FlattenStructuredObservation",
     "MultiDiscrete", "NormalizeObservation", "NormalizeReward", "OptimisticResetVectorEnv",
     "PresetReset", "RunnerState",

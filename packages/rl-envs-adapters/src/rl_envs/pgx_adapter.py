@@ -318,6 +318,14 @@ class PgxEnv:
             truncated = truncated | (state.moves >= self.max_moves)
         return state, self._timestep(state, reward + opp_reward, truncated)
 
+    def game_model(self) -> Any:
+        """The game itself as the turn-based port (`rl_envs.pgx_match.PgxGame`), the model a
+        planner searches with (AlphaZero); None for a game that has none (one player, chance or
+        hidden information)."""
+        from rl_envs.pgx_match import PgxGame
+
+        return PgxGame(self.name) if self.name in SEARCHABLE else None
+
     def __repr__(self) -> str:
         return f"PgxEnv({self.name!r}, opponent={self.opponent!r})"
 

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from rl_core import GameView
 from rl_envs._registry import EnvError
 from rl_envs.pgx_adapter import LOOKAHEAD, SEARCHABLE, greedy_move, search_simulations
 
@@ -110,3 +111,37 @@ class Arena:
         leads = jnp.arange(games) % 2 == 0
         score, finished = jax.vmap(one)(jax.random.split(key, games), leads)
         return MatchResult(score, leads, finished)
+
+
+class PgxGame:
+    """A pgx board game as the turn-based port (`rl_core.TurnBasedGame`), for planners: the
+    game's own `init` and `step`, and the mover's observation planes as float32 (the planes the
+    single-agent environment shows its agent). For the games of `SEARCHABLE` only: two players,
+    perfect information, no chance, so a move's result is the model's prediction."""
+
+    def __init__(self, name: str):
+        import pgx
+
+        if name not in SEARCHABLE:
+            raise EnvError(f"pgx/{name}: a game model exists for the two-player board games "
+                           f"without chance ({', '.join(SEARCHABLE)}).")
+        self.name = name
+        self._env = pgx.make(name)
+        probe = jax.eval_shape(self._env.init, jax.random.PRNGKey(0))
+        self.num_players = int(self._env.num_players)
+        self.num_actions = int(probe.legal_action_mask.shape[0])
+        self.observation_shape = tuple(probe.observation.shape)
+
+    def init(self, key: jax.Array) -> Any:
+        return self._env.init(key)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> Any:
+        return self._env.step(state, jnp.asarray(action, jnp.int32), key)
+
+    def view(self, state: Any) -> GameView:
+        return GameView(
+            observation=jnp.asarray(state.observation, jnp.float32),
+            legal=jnp.asarray(state.legal_action_mask, jnp.bool_),
+            mover=jnp.asarray(state.current_player, jnp.int32),
+            rewards=jnp.asarray(state.rewards, jnp.float32),
+            over=jnp.asarray(state.terminated | state.truncated, jnp.bool_))

@@ -25,6 +25,20 @@ from rl_core import CONTINUOUS_FAMILIES, FAMILIES, Algorithm, Box, Discrete, Mul
 ANY_ACTION = (Discrete, MultiDiscrete, Box)
 
 
+def game_model(env: Any, algo: str) -> Any:
+    """The environment's game as the turn-based port (`rl_core.TurnBasedGame`, from its
+    `game_model()`), which planner `algo` searches with; a ConfigError naming the environments
+    that have one otherwise."""
+    make = getattr(env, "game_model", None)
+    game = None if make is None else make()
+    if game is None:
+        raise ConfigError(
+            f"{algo} plans with the game's rules, and this environment gives none "
+            "(game_model()); train it on a two-player board game without chance such as "
+            "pgx/tic_tac_toe or pgx/connect_four, or pick another algorithm.")
+    return game
+
+
 class Preset(NamedTuple):
     """Defaults for one environment family, under the user's own `--set` and `--env-arg`:
     `config` overrides static fields, `hparams` traced ones, `env` the environment's keywords
@@ -69,6 +83,13 @@ class AlgoSpec:
     extends: str | None = None
     # Trains environments of the multi-agent port (`rl_core.multiagent`), and only those.
     multi_agent: bool = False
+    # A planner searches with the game's rules as its model: the environment must give
+    # `game_model()`, a `rl_core.TurnBasedGame` (pgx's board games), and its training plays that
+    # game. `make_planner(env, config, simulations=None) -> plan(agent, game_state, key) ->
+    # action` is its play with search (`rl arena`; None: the config's simulation count); its
+    # `make_policy` acts without search, on the environment, as every algorithm's policy does
+    # (evaluation, rendering). None for all other algorithms.
+    make_planner: Callable[..., Callable[..., Any]] | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.presets) - FAMILIES)
@@ -77,6 +98,10 @@ class AlgoSpec:
                              f"known: {sorted(FAMILIES)}")
         if (self.meta_field is None) != (self.meta_init is None):
             raise ValueError(f"{self.name}: meta_field and meta_init go together")
+
+    @property
+    def planner(self) -> bool:
+        return self.make_planner is not None
 
     def default_hparams(self) -> Any:
         """The hparams class's defaults, with fresh meta-parameters in the meta field."""
@@ -121,6 +146,8 @@ class AlgoSpec:
                 f"{self.name} trains multi-agent environments (such as jaxmarl/...), and this one "
                 "has a single agent; train it with a single-agent algorithm such as 'ppo', or "
                 "pick a multi-agent environment (`rl envs` lists them).")
+        if self.planner:
+            game_model(env, self.name)
         space = env.action_space
         if not isinstance(space, self.action_spaces):
             names = "/".join(t.__name__ for t in self.action_spaces)

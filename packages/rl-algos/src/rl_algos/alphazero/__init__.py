@@ -1,0 +1,1 @@
+"""AlphaZero with Gumbel MuZero's search (mctx): self-play on a board game's own rules."""

@@ -1,0 +1,79 @@
+"""AlphaZero configuration: static structure, traced hyperparameters, and presets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rl_algos.common.config import (
+    BatchConfig,
+    HParamsBase,
+    check_ranges,
+    hparams,
+    require,
+    require_positive,
+)
+from rl_algos.common.spec import Preset
+
+
+@dataclass(frozen=True)
+class AlphaZeroConfig(BatchConfig):
+    """Static fields: they shape the compiled program (changing one recompiles).
+
+    An update plays `num_steps` moves in each of `num_envs` self-play games (finished games are
+    replaced by new ones), so it adds `num_envs * num_steps` positions to the replay, which holds
+    the last `replay_updates` updates' positions; then `sgd_steps` Adam steps on minibatches of
+    `minibatch_size` positions drawn uniformly from the replay's positions whose game has ended
+    within its update (a position's value target is its game's outcome)."""
+
+    total_timesteps: int = 200_000  # self-play moves (positions), over all games
+    num_envs: int = 64  # self-play games played at once
+    num_steps: int = 32  # moves per game per update
+    num_simulations: int = 32  # search simulations per move
+    max_considered_actions: int = 16  # Gumbel MuZero's root candidates (Sequential Halving)
+    replay_updates: int = 4
+    sgd_steps: int = 16
+    minibatch_size: int = 256
+    hidden_size: int = 128
+    num_layers: int = 2  # dense layers of the MLP; with num_blocks > 0, of the heads' torso
+    num_blocks: int = 0  # residual blocks of 3x3 convolutions over the board; 0: an MLP
+    channels: int = 32  # the residual blocks' width
+    # Games played against the environment's own opponent by the network alone (the most probable
+    # legal move, no search), one move per self-play move: the run's episode returns, a
+    # yardstick that a user watches rise (they train nothing).
+    eval_envs: int = 16
+
+    @property
+    def replay_size(self) -> int:
+        return self.replay_updates * self.steps_per_update
+
+    def validate(self) -> None:
+        super().validate()
+        require_positive(self, "num_simulations", "replay_updates", "sgd_steps",
+                         "minibatch_size", "hidden_size", "num_layers", "channels", "eval_envs")
+        require(self.max_considered_actions >= 2,
+                f"max_considered_actions must be >= 2, got {self.max_considered_actions}")
+        require(self.num_blocks >= 0,
+                f"num_blocks must be >= 0 (0: an MLP), got {self.num_blocks}")
+
+
+@hparams
+class AlphaZeroHParams(HParamsBase):
+    """Traced float hyperparameters: inputs of `train(key, hparams)`, vmappable in a sweep."""
+
+    lr: float = 1e-3
+    max_grad_norm: float = 1.0
+    value_coef: float = 1.0  # weight of the value's squared error beside the policy's cross-entropy
+    weight_decay: float = 1e-4  # AdamW's decoupled decay (AlphaZero's L2 regularisation)
+
+    def validate(self) -> None:
+        check_ranges(self, positive=("lr", "max_grad_norm"),
+                     non_negative=("value_coef", "weight_decay"))
+
+
+PRESETS: dict[str, Preset] = {
+    # The board games at a size this CPU trains in minutes: an MLP on the flattened planes (a
+    # convolution made each search ~10x dearer on CPU for boards this small); `num_blocks` gives
+    # the residual network where an accelerator pays for it. The yardstick games are against the
+    # one-move look-ahead player where the game has one.
+    "board_game": Preset(dict(hidden_size=256, num_layers=3)),
+}

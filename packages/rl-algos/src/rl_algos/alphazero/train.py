@@ -1,0 +1,287 @@
+"""AlphaZero's training program: `make_algorithm(env, config)` gives the `Algorithm`.
+
+AlphaZero (Silver et al., 2018, "A general reinforcement learning algorithm that masters chess,
+shogi, and Go through self-play") with the search of Gumbel MuZero (Danihelka et al., 2022,
+"Policy improvement by planning with Gumbel", `mctx.gumbel_muzero_policy`), as pgx's AlphaZero
+example pairs them: the game's own rules are the model (`env.game_model()`, a
+`rl_core.TurnBasedGame`), the network gives the search its prior and its leaf values.
+
+One update:
+1. self-play: `num_envs` games, `num_steps` moves each, every move chosen by a search of
+   `num_simulations` simulations from the current network (Gumbel noise and Sequential Halving
+   at the root: the move is the search's choice, its policy target the search's improved policy
+   `action_weights`); a finished game is replaced by a new one;
+2. targets: each position's value target is its game's outcome for the player who moved there
+   (the sum of the rewards that player receives until the game ends). A position whose game is
+   still going when the update's moves run out has no target yet and is left out;
+3. the positions join a replay of the last `replay_updates` updates; `sgd_steps` AdamW steps on
+   minibatches drawn uniformly from its positions with targets, on the cross-entropy to the
+   search policy plus `value_coef` times the squared value error.
+
+Alongside, `eval_envs` games against the environment's own opponent are played by the network
+alone (`make_policy`'s greedy move, no search), one move per self-play move: their returns are
+the run's episode metrics, so the progress line, TensorBoard and the final return show the agent
+against a fixed yardstick. They cost a network call and an opponent move per move, and train
+nothing. A saved agent is the network; evaluation, rendering and `rl arena` play its greedy
+move (no search), as for every algorithm.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optax
+
+from rl_algos.alphazero.config import AlphaZeroConfig
+from rl_algos.alphazero.network import PolicyValueNet
+from rl_algos.common.carry import initial_carry, next_carry
+from rl_algos.common.envs import make_vector_env
+from rl_algos.common.policy import agent_fn, model_structure
+from rl_algos.common.qvalues import masked_argmax
+from rl_algos.common.spec import game_model
+from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, rollout
+from rl_core import make_train as _make_train
+
+_LOW = jnp.finfo(jnp.float32).min  # the logit of an illegal move
+
+
+class Replay(NamedTuple):
+    """The last `replay_updates` updates' positions, `[C, ...]` (C = `replay_size`)."""
+
+    observation: jax.Array  # float32 [C, *obs_shape]
+    legal: jax.Array  # bool [C, A]
+    policy: jax.Array  # float32 [C, A], the search's improved policy
+    value: jax.Array  # float32 [C], the game's outcome for the position's mover
+    valid: jax.Array  # bool [C], the position has its target (its game ended in its update)
+
+
+class Extras(NamedTuple):
+    """AlphaZero's own carry beside the yardstick environments (`RunnerState`)."""
+
+    games: Any  # the self-play games' states, leaves [num_envs, ...]
+    replay: Replay
+
+
+def network_model(env: Any, config: AlphaZeroConfig) -> Callable[[jax.Array], PolicyValueNet]:
+    """`key -> PolicyValueNet` over the environment's observation planes."""
+    return partial(PolicyValueNet, obs_shape=tuple(env.observation_space.shape),
+                   num_actions=env.action_space.n, hidden_size=config.hidden_size,
+                   num_layers=config.num_layers, num_blocks=config.num_blocks,
+                   channels=config.channels)
+
+
+def make_policy(env: Any, config: AlphaZeroConfig) -> Policy:
+    """The network's own move: the most probable legal move (deterministic), or one sampled from
+    its policy over the legal moves; no search. The noise is a key."""
+    params_like, static = model_structure(network_model(env, config))
+
+    def act(agent: Agent, obs: jax.Array, noise: jax.Array, deterministic: bool,
+            mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
+        logits, _ = jax.vmap(eqx.combine(agent.params, static))(obs)
+        if deterministic:
+            return masked_argmax(logits, mask).astype(jnp.int32), {}
+        if mask is not None:
+            logits = jnp.where(mask, logits, _LOW)
+        return jax.random.categorical(noise, logits).astype(jnp.int32), {}
+
+    return Policy(Agent(params_like), act, lambda key, shape: key)
+
+
+def outcome_targets(rewards: jax.Array, over: jax.Array, mover: jax.Array
+                    ) -> tuple[jax.Array, jax.Array]:
+    """Value targets of `T` consecutive moves of `B` games (a finished game followed by a new
+    one): `rewards [T, B, P]` what move t gave each player, `over [T, B]` move t ended its game,
+    `mover [T, B]` who made move t. Returns `(value [T, B], valid [T, B])`: the sum of the rewards
+    the mover of t receives from move t to its game's end, and whether that end is within the T
+    moves."""
+
+    def back(carry, x):
+        total, ended = carry
+        r, o = x
+        total = r + jnp.where(o[:, None], 0.0, total)
+        ended = o | ended
+        return (total, ended), (total, ended)
+
+    init = (jnp.zeros_like(rewards[0]), jnp.zeros_like(over[0]))
+    _, (total, valid) = jax.lax.scan(back, init, (rewards, over), reverse=True)
+    value = jnp.take_along_axis(total, mover[..., None], axis=-1)[..., 0]
+    return value, valid
+
+
+def evaluate_positions(static: Any, params: Any, obs: jax.Array, legal: jax.Array
+                       ) -> tuple[jax.Array, jax.Array]:
+    """The network on positions `[B, ...]`: logits `[B, A]` (illegal moves at the lowest float)
+    and values `[B]`."""
+    logits, value = jax.vmap(eqx.combine(params, static))(obs)
+    return jnp.where(legal, logits, _LOW), value
+
+
+def make_search(game: Any, static: Any, config: AlphaZeroConfig, gumbel_scale: float
+                ) -> Callable[[Any, Any, jax.Array], tuple[Any, Any]]:
+    """`search(params, states [B], key) -> (views, mctx.PolicyOutput)`: Gumbel MuZero's search of
+    `config.num_simulations` simulations from each game, the network as prior and leaf value and
+    the game as the model. `gumbel_scale` 1 samples the root's candidates (self-play's
+    exploration); 0 makes the search's choice deterministic (play)."""
+    import mctx
+
+    evaluate = partial(evaluate_positions, static)
+
+    def recurrent_fn(params: Any, key: jax.Array, action: jax.Array, states: Any):
+        """mctx's model: play `action [B]` in the games `states`; the reward is the mover's,
+        the discount -1 when the move hands over to the other player (values are the mover's),
+        0 at the end of a game (the search backs up nothing past it)."""
+        mover = jax.vmap(game.view)(states).mover
+        nxt = jax.vmap(game.step)(states, action, jax.random.split(key, action.shape[0]))
+        v = jax.vmap(game.view)(nxt)
+        reward = jnp.take_along_axis(v.rewards, mover[:, None], axis=1)[:, 0]
+        discount = jnp.where(v.over, 0.0, jnp.where(v.mover == mover, 1.0, -1.0))
+        logits, value = evaluate(params, v.observation, v.legal)
+        return mctx.RecurrentFnOutput(reward=reward, discount=discount, prior_logits=logits,
+                                      value=jnp.where(v.over, 0.0, value)), nxt
+
+    def search(params: Any, states: Any, key: jax.Array) -> tuple[Any, Any]:
+        v = jax.vmap(game.view)(states)
+        logits, value = evaluate(params, v.observation, v.legal)
+        root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+        return v, mctx.gumbel_muzero_policy(
+            params=params, rng_key=key, root=root, recurrent_fn=recurrent_fn,
+            num_simulations=config.num_simulations, invalid_actions=~v.legal,
+            max_num_considered_actions=min(config.max_considered_actions, game.num_actions),
+            gumbel_scale=gumbel_scale)
+
+    return search
+
+
+def make_planner(env: Any, config: AlphaZeroConfig, simulations: int | None = None
+                 ) -> Callable[[Agent, Any, jax.Array], jax.Array]:
+    """`plan(agent, state, key) -> action` (int32 []): the trained agent playing with search, as
+    AlphaZero plays: `simulations` simulations (the run's `num_simulations` when None) from the
+    game `state` (one game of `env.game_model()`), the search's deterministic choice (no Gumbel
+    noise)."""
+    game = game_model(env, "alphazero")
+    if simulations is not None:
+        config = dataclasses.replace(config, num_simulations=simulations)
+    search = make_search(game, model_structure(network_model(env, config))[1], config,
+                         gumbel_scale=0.0)
+
+    def plan(agent: Agent, state: Any, key: jax.Array) -> jax.Array:
+        _, out = search(agent.params, jax.tree.map(lambda x: x[None], state), key)
+        return out.action[0].astype(jnp.int32)
+
+    return plan
+
+
+def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
+    """AlphaZero on `env` (a single-agent board-game environment with a `game_model()`)."""
+    config.validate()
+    game = game_model(env, "alphazero")
+    make_model = network_model(env, config)
+    static = model_structure(make_model)[1]
+    policy = make_policy(env, config)
+    venv = make_vector_env(env, config.eval_envs, flatten=False)
+    n, t, c = config.num_envs, config.num_steps, config.replay_size
+    num_actions = game.num_actions
+
+    def optimizer(hp: Any) -> optax.GradientTransformation:
+        return optax.chain(optax.clip_by_global_norm(hp.max_grad_norm),
+                           optax.adamw(hp.lr, weight_decay=hp.weight_decay))
+
+    search = make_search(game, static, config, gumbel_scale=1.0)
+    evaluate = partial(evaluate_positions, static)
+
+    def selfplay_move(params: Any, games: Any, key: jax.Array):
+        k_search, k_step, k_new = jax.random.split(key, 3)
+        v, out = search(params, games, k_search)
+        nxt = jax.vmap(game.step)(games, out.action, jax.random.split(k_step, n))
+        after = jax.vmap(game.view)(nxt)
+        fresh = jax.vmap(game.init)(jax.random.split(k_new, n))
+        games = jax.tree.map(
+            lambda a, b: jnp.where(after.over.reshape((n,) + (1,) * (a.ndim - 1)), a, b),
+            fresh, nxt)
+        return games, (v.observation, v.legal, out.action_weights, v.mover, after.rewards,
+                       after.over)
+
+    def init_extras(_: Any) -> Extras:
+        obs_shape = tuple(env.observation_space.shape)
+        replay = Replay(jnp.zeros((c, *obs_shape), jnp.float32),
+                        jnp.zeros((c, num_actions), jnp.bool_),
+                        jnp.zeros((c, num_actions), jnp.float32), jnp.zeros((c,), jnp.float32),
+                        jnp.zeros((c,), jnp.bool_))
+        return Extras(None, replay)
+
+    def init(key: jax.Array, hp: Any) -> RunnerState:
+        k_carry, k_games = jax.random.split(key)
+        carry = initial_carry(k_carry, make_model, venv, optimizer(hp).init, init_extras)
+        games = jax.vmap(game.init)(jax.random.split(k_games, n))
+        return carry._replace(extras=carry.extras._replace(games=games))
+
+    def loss_fn(params: Any, mb: Replay, value_coef: jax.Array):
+        logits, value = evaluate(params, mb.observation, mb.legal)
+        weight = mb.valid.astype(jnp.float32)
+        count = jnp.maximum(weight.sum(), 1.0)
+        policy_loss = optax.softmax_cross_entropy(logits, mb.policy)
+        value_loss = jnp.square(value - mb.value)
+        policy_loss = (weight * policy_loss).sum() / count
+        value_loss = (weight * value_loss).sum() / count
+        return policy_loss + value_coef * value_loss, {
+            "policy_loss": policy_loss, "value_loss": value_loss}
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def act_yardstick(params: Any, ts: Any, key: jax.Array) -> tuple[jax.Array, Any]:
+        action, _ = policy.act(Agent(params), ts.observation, key, True,
+                               ts.info.get("action_mask"))
+        return action, {}
+
+    def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
+        ts_ = carry.train_state
+        params = ts_.params
+        key, k_play, k_yard, k_sgd = jax.random.split(carry.key, 4)
+        games, (obs, legal, pol, mover, rewards, over) = jax.lax.scan(
+            lambda g, k: selfplay_move(params, g, k), carry.extras.games,
+            jax.random.split(k_play, t))
+        value, valid = outcome_targets(rewards, over, mover)
+        start = (ts_.step % config.replay_updates) * (n * t)
+        new = Replay(obs, legal, pol, value, valid)
+        replay = jax.tree.map(
+            lambda buf, x: jax.lax.dynamic_update_slice_in_dim(
+                buf, x.reshape(n * t, *x.shape[2:]).astype(buf.dtype), start, axis=0),
+            carry.extras.replay, new)
+
+        (env_state, timestep, _), traj = rollout(
+            venv, partial(act_yardstick, params), carry.env_state, carry.timestep, k_yard, t)
+
+        tx = optimizer(hp)
+        weights = replay.valid.astype(jnp.float32)
+        total = weights.sum()
+        p = jnp.where(total > 0, weights / jnp.maximum(total, 1.0), 1.0 / c)
+
+        def sgd_step(state, k):
+            params, opt_state = state
+            idx = jax.random.choice(k, c, (config.minibatch_size,), p=p)
+            mb = jax.tree.map(lambda x: x[idx], replay)
+            (_, metrics), grads = grad_fn(params, mb, hp.value_coef)
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), metrics
+
+        (params, opt_state), metrics = jax.lax.scan(
+            sgd_step, (params, ts_.opt_state), jax.random.split(k_sgd, config.sgd_steps))
+        metrics = jax.tree.map(jnp.mean, metrics)
+        metrics["selfplay_games"] = over.sum().astype(jnp.float32)
+        metrics["replay_positions"] = total
+        return next_carry(carry, params, opt_state, (env_state, timestep, key),
+                          Extras(games, replay), traj, metrics)
+
+    return Algorithm(init, update, config.num_updates, config.steps_per_update, agent_fn(venv),
+                     policy)
+
+
+def make_train(env: Any, config: AlphaZeroConfig) -> Callable[[jax.Array, Any], TrainResult]:
+    """`train(key, hparams) -> TrainResult`, pure: `jax.jit(jax.vmap(train))` trains many seeds."""
+    return _make_train(make_algorithm(env, config))

@@ -1,0 +1,81 @@
+"""AlphaZero's parts: the value targets from game outcomes, the planner's environment check, and
+the search's targets over legal moves only."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rl_algos
+import rl_envs
+from rl_algos.alphazero.train import outcome_targets
+from rl_algos.common.config import ConfigError
+
+
+def test_outcome_targets_give_each_mover_its_games_result() -> None:
+    # One slot, five moves: players 0, 1, 0 play a game that player 0 wins with move 2; a new
+    # game starts (moves 3, 4 by players 1 and 0) and is still going.
+    rewards = jnp.zeros((5, 1, 2)).at[2, 0].set(jnp.array([1.0, -1.0]))
+    over = jnp.array([[False], [False], [True], [False], [False]])
+    mover = jnp.array([[0], [1], [0], [1], [0]])
+    value, valid = outcome_targets(rewards, over, mover)
+    np.testing.assert_array_equal(np.asarray(value[:, 0]), [1.0, -1.0, 1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(valid[:, 0]), [True, True, True, False, False])
+
+
+def test_outcome_targets_do_not_leak_across_games() -> None:
+    # Game A (moves 0-1) ends in a draw; game B (moves 2-3) ends with player 1 winning.
+    rewards = jnp.zeros((4, 1, 2)).at[3, 0].set(jnp.array([-1.0, 1.0]))
+    over = jnp.array([[False], [True], [False], [True]])
+    mover = jnp.array([[0], [1], [0], [1]])
+    value, valid = outcome_targets(rewards, over, mover)
+    np.testing.assert_array_equal(np.asarray(value[:, 0]), [0.0, 0.0, -1.0, 1.0])
+    assert bool(valid.all())
+
+
+@pytest.mark.parametrize("env_id", ["gymnax/CartPole-v1", "pgx/2048"])
+def test_a_planner_refuses_an_environment_without_a_game_model(env_id) -> None:
+    spec = rl_algos.get("alphazero")
+    with pytest.raises(ConfigError, match="plans with the game's rules.*pgx/tic_tac_toe"):
+        spec.check_env(rl_envs.make(env_id))
+
+
+def test_the_game_model_plays_the_environments_game() -> None:
+    """The model's moves are pgx's: a game of tic_tac_toe played through it ends, with the
+    rewards of a win, a loss or a draw, and its observation is the environment's."""
+    env = rl_envs.make("pgx/tic_tac_toe")
+    game = env.game_model()
+    assert (game.num_players, game.num_actions) == (2, 9)
+    assert game.observation_shape == env.observation_space.shape
+    state = game.init(jax.random.PRNGKey(0))
+    for i in range(9):
+        view = game.view(state)
+        if bool(view.over):
+            break
+        action = jnp.argmax(view.legal)
+        state = game.step(state, action, jax.random.PRNGKey(i))
+    view = game.view(state)
+    assert bool(view.over)
+    assert float(view.rewards.sum()) == 0.0 and set(np.asarray(view.rewards)) <= {-1.0, 0.0, 1.0}
+
+
+def test_search_targets_are_on_legal_moves_and_greedy_acting_is_legal() -> None:
+    spec = rl_algos.get("alphazero")
+    env = rl_envs.make("pgx/tic_tac_toe")
+    config = dataclasses.replace(spec.config_cls(), num_envs=4, num_steps=8, num_simulations=8,
+                                 minibatch_size=16, sgd_steps=1, eval_envs=2)
+    algo = spec.make_algorithm(env, config)
+    carry = jax.jit(algo.init)(jax.random.PRNGKey(0), spec.default_hparams())
+    carry, metrics = jax.jit(algo.update)(carry, spec.default_hparams())
+    replay = carry.extras.replay
+    filled = np.asarray(replay.legal).any(axis=1)
+    assert filled.sum() == 4 * 8
+    policy = np.asarray(replay.policy)[filled]
+    legal = np.asarray(replay.legal)[filled]
+    np.testing.assert_allclose(policy.sum(axis=1), 1.0, rtol=1e-5)
+    assert np.all(policy[~legal] == 0.0)
+    assert float(metrics["selfplay_games"]) >= 1.0  # 8 moves of tic_tac_toe end some games
