@@ -69,13 +69,20 @@ def test_search_targets_are_on_legal_moves_and_greedy_acting_is_legal() -> None:
     config = dataclasses.replace(spec.config_cls(), num_envs=4, num_steps=8, num_simulations=8,
                                  minibatch_size=16, sgd_steps=1, eval_envs=2)
     algo = spec.make_algorithm(env, config)
-    carry = jax.jit(algo.init)(jax.random.PRNGKey(0), spec.default_hparams())
-    carry, metrics = jax.jit(algo.update)(carry, spec.default_hparams())
+    hp = spec.default_hparams()
+    update = jax.jit(algo.update)
+    carry, metrics = update(jax.jit(algo.init)(jax.random.PRNGKey(0), hp), hp)
+    # The first update's moves wait for the next update's to get their targets.
+    assert not np.asarray(carry.extras.replay.valid).any()
+    assert float(metrics["selfplay_games"]) >= 1.0  # 8 moves of tic_tac_toe end some games
+    carry, _ = update(carry, hp)
     replay = carry.extras.replay
     filled = np.asarray(replay.legal).any(axis=1)
     assert filled.sum() == 4 * 8
+    # Every game ends within 9 moves, so each of the first update's positions has its target.
+    assert np.asarray(replay.valid)[filled].all()
     policy = np.asarray(replay.policy)[filled]
     legal = np.asarray(replay.legal)[filled]
     np.testing.assert_allclose(policy.sum(axis=1), 1.0, rtol=1e-5)
     assert np.all(policy[~legal] == 0.0)
-    assert float(metrics["selfplay_games"]) >= 1.0  # 8 moves of tic_tac_toe end some games
+    assert set(np.unique(np.asarray(replay.value)[filled])) <= {-1.0, 0.0, 1.0}

@@ -85,3 +85,31 @@ def test_lambda_zero_is_one_step_td_and_lambda_one_is_monte_carlo() -> None:
     adv1, _ = gae(rewards, values, next_values, term, trunc, 0.5, 1.0)
     # lambda 1: discounted return minus value: [1 + 0.5*1, 1] = [1.5, 1]
     np.testing.assert_allclose(adv1, [1.5, 1.0])
+
+
+def test_self_play_negates_the_next_players_values() -> None:
+    """turn_sign -1 (the next position is the other player's): γ becomes −γ in δ and in the
+    advantage's recursion (negamax); all +1 is the ordinary GAE."""
+    rewards, values, next_values = _f([0, 0, 1]), _f([0.1, 0.2, 0.3]), _f([0.2, 0.3, 0.0])
+    term, trunc, sign = _b([0, 0, 1]), _b([0, 0, 0]), _f([-1, -1, -1])
+    adv, _ = gae(rewards, values, next_values, term, trunc, GAMMA, LAM, sign)
+    # deltas: 0 - 0.9*0.2 - 0.1 = -0.28;  0 - 0.9*0.3 - 0.2 = -0.47;  1 - 0.3 = 0.7 (terminal)
+    # A2 = 0.7;  A1 = -0.47 - 0.72*0.7 = -0.974;  A0 = -0.28 - 0.72*(-0.974) = 0.42128
+    np.testing.assert_allclose(adv, [0.42128, -0.974, 0.7], rtol=1e-5)
+    same, _ = gae(rewards, values, next_values, term, trunc, GAMMA, LAM, _f([1, 1, 1]))
+    plain, _ = gae(rewards, values, next_values, term, trunc, GAMMA, LAM)
+    np.testing.assert_allclose(same, plain, rtol=1e-6)
+
+
+def test_self_play_q_lambda_returns_negate_the_opponents_q() -> None:
+    from rl_algos.common.qvalues import q_lambda_returns
+
+    # λ = 0: one-step targets r + γ·sign·(1 − terminated)·max Q(s').
+    rewards, q_max = _f([0, 0, 1]), _f([0.5, -0.25, 0.0])
+    term, trunc, sign = _b([0, 0, 1]), _b([0, 0, 0]), _f([-1, -1, -1])
+    g = q_lambda_returns(rewards, q_max, term, trunc, GAMMA, 0.0, sign)
+    np.testing.assert_allclose(g, [-0.45, 0.225, 1.0], rtol=1e-6)
+    # λ = 1: the game's outcome from each mover's view, discounted: +1 for the winner's move,
+    # −γ for the loser's before it, +γ² for the winner's before that.
+    g = q_lambda_returns(rewards, q_max, term, trunc, GAMMA, 1.0, sign)
+    np.testing.assert_allclose(g, [0.81, -0.9, 1.0], rtol=1e-6)

@@ -114,3 +114,16 @@ def test_a_planner_trains_from_the_cli_and_enters_the_arena_twice(tmp_path: Path
     result = json.loads((out / "arena.json").read_text())
     assert result["entrants"] == ["az/seed_0", "az/seed_0+search8", "random"]
     assert all(m["games"] == 4 and m["unfinished"] == 0 for m in result["matches"])
+
+
+def test_a_self_play_run_is_evaluated_against_the_default_opponent(tmp_path: Path) -> None:
+    """In self-play the greedy evaluations of `rl run` play the adapter's default opponent
+    (random), not the agent itself."""
+    from rl_cli.request import RunRequest, prepare
+
+    prep = prepare(RunRequest(algo="pqn", env="pgx/tic_tac_toe", num_seeds=1, seed=0,
+                              total_timesteps=None, sets={}, env_kwargs={"opponent": "self"},
+                              logdir=tmp_path, run_name="r", progress=False))
+    assert prep.env.self_play
+    judge = prep.judge_env()
+    assert not getattr(judge, "self_play", False) and judge.opponent == "random"

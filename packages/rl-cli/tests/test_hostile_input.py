@@ -330,6 +330,9 @@ CASES: dict[str, Case] = {
                                  "ippo trains multi-agent environments"),
     "run planner off a board game": Case(["run", "--algo", "alphazero", "--env",
                                           "gymnax/CartPole-v1"], "plans with the game's rules"),
+    "run self-play, algorithm without it": Case(["run", "--algo", "dqn", "--env",
+                                                 "pgx/tic_tac_toe", "--env-arg", "opponent=self"],
+                                                "does not learn in self-play"),
     # rl arena
     "arena search simulations zero": Case(["arena", "{run}", "--search-simulations", "0"],
                                           "--search-simulations must be", "run"),

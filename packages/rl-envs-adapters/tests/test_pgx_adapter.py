@@ -198,3 +198,30 @@ def test_sparrow_mahjong_reset_never_returns_a_finished_game() -> None:
     assert not np.any(np.asarray(ts.terminated))
     np.testing.assert_array_equal(state.game.current_player, state.agent)
     assert np.all(np.bincount(np.asarray(state.agent)) > 1200)  # three seats, ~1333 each
+
+
+def test_self_play_alternates_views_and_rewards_the_mover() -> None:
+    """opponent='self': each step is one move by the player to move; the observation is the
+    next mover's own planes, turn_sign -1 at every hand-over, and the winning move pays its
+    mover +1 (tic_tac_toe: X takes 0, 1, 2 while O takes 3, 4)."""
+    env = rl_envs.make("pgx/tic_tac_toe", opponent="self")
+    assert env.self_play
+    check_environment(env)
+    state, ts = env.reset(jax.random.PRNGKey(0))
+    assert float(ts.info["turn_sign"]) == 1.0
+    for i, cell in enumerate([0, 3, 1, 4, 2]):
+        before = int(ts.observation[..., 0].sum() + ts.observation[..., 1].sum())
+        assert before == i  # both players' stones, seen by the mover
+        state, ts = env.step(state, jnp.int32(cell), jax.random.PRNGKey(i))
+        assert float(ts.info["turn_sign"]) == -1.0
+        if i < 4:
+            assert float(ts.reward) == 0.0 and not bool(ts.terminated)
+            # plane 0 holds the next mover's own stones: (i + 1) // 2 of them
+            mine = int(ts.observation[..., 0].sum())
+            assert mine == (i + 1) // 2
+    assert bool(ts.terminated) and float(ts.reward) == 1.0
+
+
+def test_self_play_is_for_two_player_games_without_chance() -> None:
+    with pytest.raises(EnvError, match="self-play"):
+        rl_envs.make("pgx/backgammon", opponent="self")

@@ -56,6 +56,18 @@ class Prepared:
     preset: str | None
     algorithm: Any
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # as built, preset defaults included
+    env_id: str = ""
+
+    def judge_env(self) -> Any:
+        """The environment that greedy evaluations play (`--eval-every`, the final one): the
+        training one, except in self-play, where the adapter's default opponent (pgx: random)
+        takes the other seat, as `rl eval` plays it."""
+        if not getattr(self.env, "self_play", False):
+            return self.env
+        import rl_envs
+
+        judged = rl_envs.against(self.env_id, self.env_kwargs, None)
+        return self.env if judged is None else rl_envs.make(self.env_id, **judged[0])
 
 
 def prepare(req: RunRequest) -> Prepared:
@@ -91,7 +103,7 @@ def prepare(req: RunRequest) -> Prepared:
                         f"({algorithm.num_updates}); a resumed run keeps its chunk length, so "
                         "its --total-timesteps must give a multiple of it")
     timings.mark("config, algorithm")
-    return Prepared(spec, env, config, hparams, preset, algorithm, env_kwargs)
+    return Prepared(spec, env, config, hparams, preset, algorithm, env_kwargs, req.env)
 
 
 def apply_env_preset(spec: Any, preset: str | None, env: Any,

@@ -120,13 +120,14 @@ def execute(req: RunRequest, console: Console | None = None,
                                elapsed_offset=0.0 if point is None else point.elapsed,
                                tracker=open_tracker(req.track, run_dir, config_record))
         health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
-        evaluator = PeriodicEval(prep.env, algo, req, logger) if req.eval_every else None
+        evaluator = PeriodicEval(prep.judge_env(), algo, req, logger) if req.eval_every else None
         ckpt = checkpointer_for(run_dir, {**info, "record": comparable(config_record)},
                                 req.checkpoint_every, req.checkpoint_minutes,
                                 req.eval_every, evaluator, warn=console.print)
         timings.mark("TensorBoard writer, metrics.jsonl open")
+        judge = prep.judge_env() if req.eval_episodes and main else None
         after = AfterTraining(plots=run_dir is not None, evaluation=(
-            prep.env, algo, keys, hp, req.eval_episodes, req.seed)
+            judge, algo, keys, hp, req.eval_episodes, req.seed)
             if req.eval_episodes and main else None)
         with Watchdog(req.watchdog_seconds) as dog, after:
             try:
@@ -153,7 +154,7 @@ def execute(req: RunRequest, console: Console | None = None,
             greedy = None
             if req.eval_episodes and main:
                 dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
-                greedy = final_evaluation(prep.env, algo.policy, agents, req.eval_episodes,
+                greedy = final_evaluation(judge, algo.policy, agents, req.eval_episodes,
                                           req.seed, compiled=after.play)
                 timings.mark("final greedy evaluation")
 

@@ -14,7 +14,8 @@ construction:
   random; a training curriculum against both;
 * `opponent="mcts:N"`: Monte Carlo tree search with N simulations per move (mctx, the game as the
   model, a uniform prior, random playouts; `rl_envs.pgx_search`), for the two-player board games
-  with perfect information and no chance (all but backgammon). Its strength grows with N.
+  with perfect information and no chance (all but backgammon). Its strength grows with N;
+* `opponent="self"`: self-play, the learner plays every seat (`rl_envs.pgx_selfplay`).
 
 Single-player games (2048, the pgx MinAtar ports) have no opponent: only "random" (the default,
 meaning none) is accepted for them.
@@ -75,7 +76,7 @@ EXCLUDED = {
 }
 ENV_NAMES: list[str] = [n for names in _FAMILIES.values() for n in names]
 FAMILY: dict[str, str] = {n: fam for fam, names in _FAMILIES.items() for n in names}
-OPPONENTS = ("random", "greedy", "mixed", "mcts:N")
+OPPONENTS = ("random", "greedy", "mixed", "mcts:N", "self")
 # The opponents a trained agent is judged against (`against`): fixed players, not a mixture.
 JUDGES = ("random", "greedy", "mcts:N")
 # Games the search opponent can play: deterministic, perfect information, two players.
@@ -350,6 +351,10 @@ def arena(name: str) -> Any:
 
 
 def make(name: str, **kwargs: Any) -> PgxEnv:
+    if kwargs.get("opponent") == "self":
+        from rl_envs.pgx_selfplay import PgxSelfPlayEnv
+
+        return PgxSelfPlayEnv(name, **kwargs)
     return PgxEnv(name, **kwargs)
 
 

@@ -20,10 +20,12 @@ class AlphaZeroConfig(BatchConfig):
     """Static fields: they shape the compiled program (changing one recompiles).
 
     An update plays `num_steps` moves in each of `num_envs` self-play games (finished games are
-    replaced by new ones), so it adds `num_envs * num_steps` positions to the replay, which holds
-    the last `replay_updates` updates' positions; then `sgd_steps` Adam steps on minibatches of
-    `minibatch_size` positions drawn uniformly from the replay's positions whose game has ended
-    within its update (a position's value target is its game's outcome)."""
+    replaced by new ones) and adds the previous update's `num_envs * num_steps` positions to the
+    replay, with their targets (a position's value target is its game's outcome: it must end
+    within the next update's moves, which every game does when `num_steps` is at least its
+    longest length). The replay holds the last `replay_updates` updates' positions; then
+    `sgd_steps` AdamW steps on minibatches of `minibatch_size` positions drawn uniformly from
+    its positions with targets."""
 
     total_timesteps: int = 200_000  # self-play moves (positions), over all games
     num_envs: int = 64  # self-play games played at once
@@ -75,5 +77,8 @@ PRESETS: dict[str, Preset] = {
     # convolution made each search ~10x dearer on CPU for boards this small); `num_blocks` gives
     # the residual network where an accelerator pays for it. The yardstick games are against the
     # one-move look-ahead player where the game has one.
-    "board_game": Preset(dict(hidden_size=256, num_layers=3)),
+    # 48 moves per update: every connect_four position (games of at most 42 moves) gets its
+    # target; longer games (othello, go, chess) lose the positions of games that outlast the
+    # next update.
+    "board_game": Preset(dict(hidden_size=256, num_layers=3, num_steps=48)),
 }

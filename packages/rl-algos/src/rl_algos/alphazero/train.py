@@ -12,9 +12,12 @@ One update:
    at the root: the move is the search's choice, its policy target the search's improved policy
    `action_weights`); a finished game is replaced by a new one;
 2. targets: each position's value target is its game's outcome for the player who moved there
-   (the sum of the rewards that player receives until the game ends). A position whose game is
-   still going when the update's moves run out has no target yet and is left out;
-3. the positions join a replay of the last `replay_updates` updates; `sgd_steps` AdamW steps on
+   (the sum of the rewards that player receives until the game ends). The targets of an
+   update's moves are computed one update later, over both updates' moves, so a game that runs
+   across the boundary is not lost: every position whose game ends within `num_steps` moves
+   of the next update has its target (all of them when `num_steps` is at least the game's
+   longest length: 9 moves in tic_tac_toe, 42 in connect_four); one still going is left out;
+3. those positions join a replay of the last `replay_updates` updates; `sgd_steps` AdamW steps on
    minibatches drawn uniformly from its positions with targets, on the cross-entropy to the
    search policy plus `value_coef` times the squared value error.
 
@@ -61,10 +64,23 @@ class Replay(NamedTuple):
     valid: jax.Array  # bool [C], the position has its target (its game ended in its update)
 
 
+class Moves(NamedTuple):
+    """One update's self-play moves, leaves `[num_steps, num_envs, ...]`."""
+
+    observation: jax.Array  # float32, the mover's view before the move
+    legal: jax.Array  # bool [.., A]
+    policy: jax.Array  # float32 [.., A], the search's improved policy
+    mover: jax.Array  # int32
+    rewards: jax.Array  # float32 [.., P], what the move gave each player
+    over: jax.Array  # bool, the move ended its game
+    real: jax.Array  # bool, a move played (False: the empty block before the first update)
+
+
 class Extras(NamedTuple):
     """AlphaZero's own carry beside the yardstick environments (`RunnerState`)."""
 
     games: Any  # the self-play games' states, leaves [num_envs, ...]
+    pending: Moves  # the previous update's moves, whose targets wait for this update's
     replay: Replay
 
 
@@ -204,8 +220,8 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
         games = jax.tree.map(
             lambda a, b: jnp.where(after.over.reshape((n,) + (1,) * (a.ndim - 1)), a, b),
             fresh, nxt)
-        return games, (v.observation, v.legal, out.action_weights, v.mover, after.rewards,
-                       after.over)
+        return games, Moves(v.observation, v.legal, out.action_weights, v.mover, after.rewards,
+                            after.over, jnp.ones((n,), jnp.bool_))
 
     def init_extras(_: Any) -> Extras:
         obs_shape = tuple(env.observation_space.shape)
@@ -213,7 +229,12 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
                         jnp.zeros((c, num_actions), jnp.bool_),
                         jnp.zeros((c, num_actions), jnp.float32), jnp.zeros((c,), jnp.float32),
                         jnp.zeros((c,), jnp.bool_))
-        return Extras(None, replay)
+        pending = Moves(jnp.zeros((t, n, *obs_shape), jnp.float32),
+                        jnp.zeros((t, n, num_actions), jnp.bool_),
+                        jnp.zeros((t, n, num_actions), jnp.float32), jnp.zeros((t, n), jnp.int32),
+                        jnp.zeros((t, n, game.num_players), jnp.float32),
+                        jnp.zeros((t, n), jnp.bool_), jnp.zeros((t, n), jnp.bool_))
+        return Extras(None, pending, replay)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_carry, k_games = jax.random.split(key)
@@ -243,12 +264,14 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
         ts_ = carry.train_state
         params = ts_.params
         key, k_play, k_yard, k_sgd = jax.random.split(carry.key, 4)
-        games, (obs, legal, pol, mover, rewards, over) = jax.lax.scan(
-            lambda g, k: selfplay_move(params, g, k), carry.extras.games,
-            jax.random.split(k_play, t))
-        value, valid = outcome_targets(rewards, over, mover)
+        games, moves = jax.lax.scan(lambda g, k: selfplay_move(params, g, k),
+                                    carry.extras.games, jax.random.split(k_play, t))
+        # The previous update's moves get their targets from both updates' moves.
+        prev = carry.extras.pending
+        both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), prev, moves)
+        value, valid = outcome_targets(both.rewards, both.over, both.mover)
         start = (ts_.step % config.replay_updates) * (n * t)
-        new = Replay(obs, legal, pol, value, valid)
+        new = Replay(prev.observation, prev.legal, prev.policy, value[:t], valid[:t] & prev.real)
         replay = jax.tree.map(
             lambda buf, x: jax.lax.dynamic_update_slice_in_dim(
                 buf, x.reshape(n * t, *x.shape[2:]).astype(buf.dtype), start, axis=0),
@@ -273,10 +296,10 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
         (params, opt_state), metrics = jax.lax.scan(
             sgd_step, (params, ts_.opt_state), jax.random.split(k_sgd, config.sgd_steps))
         metrics = jax.tree.map(jnp.mean, metrics)
-        metrics["selfplay_games"] = over.sum().astype(jnp.float32)
+        metrics["selfplay_games"] = moves.over.sum().astype(jnp.float32)
         metrics["replay_positions"] = total
         return next_carry(carry, params, opt_state, (env_state, timestep, key),
-                          Extras(games, replay), traj, metrics)
+                          Extras(games, moves, replay), traj, metrics)
 
     return Algorithm(init, update, config.num_updates, config.steps_per_update, agent_fn(venv),
                      policy)

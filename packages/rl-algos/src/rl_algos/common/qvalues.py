@@ -117,6 +117,7 @@ def q_lambda_returns(
     truncated: jax.Array,
     gamma: jax.Array | float,
     lam: jax.Array | float,
+    turn_sign: jax.Array | None = None,
 ) -> jax.Array:
     """Q(λ) returns over a rollout, computed backwards:
 
@@ -126,9 +127,24 @@ def q_lambda_returns(
 
     with s'_t the true next state (the final one when the episode ended) and the max over its
     legal actions. A terminated step does not bootstrap; a truncated one bootstraps from
-    max Q(s'_t) and never from G_{t+1}, which belongs to the next episode."""
+    max Q(s'_t) and never from G_{t+1}, which belongs to the next episode.
+
+    In self-play (`turn_sign [T, ...]`, -1 where s'_t is the other player's position: a
+    self-play environment's `info["turn_sign"]`) the next position's values are the opponent's,
+    so they count negated (negamax): γ becomes γ·turn_sign_t. The max stays the opponent's own
+    best move, as Q is always the mover's."""
     done = jnp.logical_or(terminated, truncated)
     not_term = 1.0 - terminated.astype(jnp.float32)
+    if turn_sign is not None:  # a discount per step
+        def signed(g_next, x):
+            r, q_max, nt, d, g_t = x
+            boot = jnp.where(d, q_max, lam * g_next + (1.0 - lam) * q_max)
+            g = r + g_t * nt * boot
+            return g, g
+
+        _, returns = jax.lax.scan(signed, next_q_max[-1], (rewards, next_q_max, not_term, done,
+                                                           gamma * turn_sign), reverse=True)
+        return returns
 
     def step(g_next, x):
         r, q_max, nt, d = x

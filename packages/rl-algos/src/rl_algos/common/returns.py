@@ -17,6 +17,7 @@ def gae(
     truncated: jax.Array,
     gamma: jax.Array | float,
     lam: jax.Array | float,
+    turn_sign: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Generalised Advantage Estimation (Schulman et al., 2016), time-major `[T, ...]`.
 
@@ -26,10 +27,26 @@ def gae(
         A_t = δ_t + γ λ (1 − done_t) A_{t+1},   done_t = terminated_t ∨ truncated_t
     (an ended episode, either way, does not pass advantage back from the next one).
     Returns `(advantages, targets)`, targets = advantages + values, both `[T, ...]`.
+
+    In self-play (`turn_sign [T, ...]`, -1 where s'_t is the other player's position, as a
+    self-play environment's `info["turn_sign"]` says) values are the mover's and the next one's
+    counts negated (negamax): γ becomes γ·turn_sign_t in both lines.
     """
+    if turn_sign is not None:
+        gamma = gamma * turn_sign
     not_term = 1.0 - terminated.astype(jnp.float32)
     not_done = 1.0 - jnp.logical_or(terminated, truncated).astype(jnp.float32)
     deltas = rewards + gamma * not_term * next_values - values
+
+    if turn_sign is not None:  # a discount per step
+        def signed(carry, x):
+            delta, nd, g = x
+            adv = delta + g * lam * nd * carry
+            return adv, adv
+
+        _, adv = jax.lax.scan(signed, jnp.zeros_like(deltas[0]), (deltas, not_done, gamma),
+                              reverse=True)
+        return adv, adv + values
 
     def step(carry, x):
         delta, nd = x

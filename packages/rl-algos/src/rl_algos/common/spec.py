@@ -90,6 +90,9 @@ class AlgoSpec:
     # `make_policy` acts without search, on the environment, as every algorithm's policy does
     # (evaluation, rendering). None for all other algorithms.
     make_planner: Callable[..., Callable[..., Any]] | None = None
+    # Learns in self-play environments (`self_play`: one policy plays every seat of a game),
+    # negating the next position's values where `info["turn_sign"]` is -1 (negamax).
+    self_play: bool = False
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.presets) - FAMILIES)
@@ -148,6 +151,11 @@ class AlgoSpec:
                 "pick a multi-agent environment (`rl envs` lists them).")
         if self.planner:
             game_model(env, self.name)
+        if getattr(env, "self_play", False) and not self.self_play:
+            raise ConfigError(
+                f"{self.name} does not learn in self-play (opponent=self: its returns would not "
+                "negate the other player's values); train it against a built-in opponent, or "
+                "use 'ppo' or 'pqn' for self-play.")
         space = env.action_space
         if not isinstance(space, self.action_spaces):
             names = "/".join(t.__name__ for t in self.action_spaces)

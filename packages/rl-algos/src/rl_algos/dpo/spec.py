@@ -8,5 +8,6 @@ from rl_algos.dpo.train import make_algorithm
 SPEC = AlgoSpec(
     "dpo", "Discovered Policy Optimisation (PPO's loop with the discovered drift objective)",
     config_cls=DPOConfig, hparams_cls=DPOHParams, presets=PRESETS, make_algorithm=make_algorithm,
-    make_policy=actor_critic_policy, action_spaces=ANY_ACTION, data_parallel=True, extends="ppo",
+    make_policy=actor_critic_policy, action_spaces=ANY_ACTION, data_parallel=True,
+    self_play=True, extends="ppo",
 )

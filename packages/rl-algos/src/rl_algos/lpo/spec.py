@@ -10,5 +10,6 @@ SPEC = AlgoSpec(
     "lpo", "Learned Policy Optimisation (PPO's loop with a drift evolved by `rl evolve`)",
     config_cls=LPOConfig, hparams_cls=LPOHParams, presets=PRESETS, make_algorithm=make_algorithm,
     make_policy=actor_critic_policy, action_spaces=ANY_ACTION, data_parallel=True,
+    self_play=True,
     meta_field="drift", meta_target="drift", meta_init=init_drift, extends="ppo",
 )

@@ -9,4 +9,5 @@ SPEC = AlgoSpec(
     "ppo", "Proximal Policy Optimization (clipped surrogate, GAE)",
     config_cls=PPOConfig, hparams_cls=PPOHParams, presets=PRESETS, make_algorithm=make_algorithm,
     make_policy=actor_critic_policy, action_spaces=ANY_ACTION, data_parallel=True,
+    self_play=True,
 )

@@ -136,7 +136,7 @@ def make_algorithm(
         else:
             next_values = jax.vmap(jax.vmap(model.value))(traj.next_observation)
         adv, targets = gae(traj.reward, traj.extras["value"], next_values, traj.terminated,
-                           traj.truncated, hp.gamma, hp.gae_lambda)
+                           traj.truncated, hp.gamma, hp.gae_lambda, traj.info.get("turn_sign"))
         batch = {"obs": traj.observation, "action": traj.action, "adv": adv, "target": targets,
                  **traj.extras}
         batch = jax.tree.map(lambda x: x.reshape(batch_size, *x.shape[2:]), batch)

@@ -8,5 +8,5 @@ from rl_core import Discrete
 SPEC = AlgoSpec(
     "pqn", "Parallelised Q-Network (LayerNorm, Q(lambda), no target network or replay)",
     config_cls=PQNConfig, hparams_cls=PQNHParams, presets=PRESETS, make_algorithm=make_algorithm,
-    make_policy=make_policy, action_spaces=(Discrete,),
+    make_policy=make_policy, action_spaces=(Discrete,), self_play=True,
 )

@@ -82,7 +82,8 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         # does not bootstrap, a truncated one bootstraps over its final state's legal actions.
         next_mask = traj.info.get("final_action_mask", traj.info.get("action_mask"))
         targets = q_lambda_returns(traj.reward * hp.reward_scale, masked_max(next_q, next_mask),
-                                   traj.terminated, traj.truncated, hp.gamma, hp.q_lambda)
+                                   traj.terminated, traj.truncated, hp.gamma, hp.q_lambda,
+                                   traj.info.get("turn_sign"))
         batch = {"obs": traj.observation, "action": traj.action, "target": targets}
         batch = jax.tree.map(lambda x: x.reshape(config.batch_size, *x.shape[2:]), batch)
         key, k_perm = jax.random.split(key)
