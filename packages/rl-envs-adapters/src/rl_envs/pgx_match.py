@@ -46,17 +46,23 @@ def _uniform(legal: jax.Array, key: jax.Array) -> jax.Array:
     return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
 
 
+def _searchable(name: str, what: str) -> Any:
+    """pgx's game `name`, one of the two-player board games without chance; an EnvError saying
+    `what` is for those otherwise."""
+    import pgx
+
+    if name not in SEARCHABLE:
+        raise EnvError(f"pgx/{name}: {what} the two-player board games without chance "
+                       f"({', '.join(SEARCHABLE)}).")
+    return pgx.make(name)
+
+
 class Arena:
     """The match engine of one pgx game (`name`, e.g. 'connect_four')."""
 
     def __init__(self, name: str):
-        import pgx
-
-        if name not in SEARCHABLE:
-            raise EnvError(f"pgx/{name}: matches are played on the two-player board games "
-                           f"without chance ({', '.join(SEARCHABLE)}).")
         self.name = name
-        self._env = pgx.make(name)
+        self._env = _searchable(name, "matches are played on")
 
     def default_players(self) -> list[str]:
         """The built-in players an arena meets when none are named: random, and greedy where the
@@ -120,13 +126,8 @@ class PgxGame:
     perfect information, no chance, so a move's result is the model's prediction."""
 
     def __init__(self, name: str):
-        import pgx
-
-        if name not in SEARCHABLE:
-            raise EnvError(f"pgx/{name}: a game model exists for the two-player board games "
-                           f"without chance ({', '.join(SEARCHABLE)}).")
         self.name = name
-        self._env = pgx.make(name)
+        self._env = _searchable(name, "a game model exists for")
         probe = jax.eval_shape(self._env.init, jax.random.PRNGKey(0))
         self.num_players = int(self._env.num_players)
         self.num_actions = int(probe.legal_action_mask.shape[0])

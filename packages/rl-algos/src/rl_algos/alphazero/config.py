@@ -52,10 +52,9 @@ class AlphaZeroConfig(BatchConfig):
         super().validate()
         require_positive(self, "num_simulations", "replay_updates", "sgd_steps",
                          "minibatch_size", "hidden_size", "num_layers", "channels", "eval_envs")
+        check_ranges(self, non_negative=("num_blocks",))
         require(self.max_considered_actions >= 2,
                 f"max_considered_actions must be >= 2, got {self.max_considered_actions}")
-        require(self.num_blocks >= 0,
-                f"num_blocks must be >= 0 (0: an MLP), got {self.num_blocks}")
 
 
 @hparams
