@@ -176,7 +176,7 @@ def test_pgx_gate_wins_or_draws_against_random(tmp_path: Path) -> None:
 
 # AlphaZero on tic_tac_toe (the game is a draw under perfect play): playing with its search, each
 # member never loses to the search player with 256 simulations a move over 200 games, half of
-# them first (docs/algorithms.md AlphaZero, where 1,000 games against mcts:1000 are measured).
+# them first (docs/algorithms.md AlphaZero, which also gives 1,000 games against mcts:1000).
 ALPHAZERO = Gate("alphazero-tictactoe-vs-mcts", "alphazero", "pgx/tic_tac_toe", 2, 491_520, 1.0,
                  EVERY_SEED, "docs/algorithms.md AlphaZero: with search, never loses to mcts",
                  total_timesteps=491_520, sets={"num_simulations": "64"})

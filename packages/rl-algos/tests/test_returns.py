@@ -113,3 +113,17 @@ def test_self_play_q_lambda_returns_negate_the_opponents_q() -> None:
     # −γ for the loser's before it, +γ² for the winner's before that.
     g = q_lambda_returns(rewards, q_max, term, trunc, GAMMA, 1.0, sign)
     np.testing.assert_allclose(g, [0.81, -0.9, 1.0], rtol=1e-6)
+
+
+def test_self_play_signs_mix_and_truncation_bootstraps_with_the_sign() -> None:
+    """A pass to oneself (+1) between hand-overs (-1), and a game cut by a move limit: the
+    truncated step bootstraps from −γ·V(s') and passes no advantage back across the cut."""
+    rewards, values = _f([0, 0, 0, 0]), _f([0.1, 0.2, 0.3, 0.4])
+    next_values = _f([0.2, 0.3, 0.5, 0.6])
+    term, trunc, sign = _b([0, 0, 0, 0]), _b([0, 1, 0, 0]), _f([1, -1, -1, 1])
+    adv, _ = gae(rewards, values, next_values, term, trunc, GAMMA, LAM, sign)
+    # deltas: 0.9*0.2 - 0.1 = 0.08;  -0.9*0.3 - 0.2 = -0.47;  -0.9*0.5 - 0.3 = -0.75;
+    #         0.9*0.6 - 0.4 = 0.14
+    # A3 = 0.14;  A2 = -0.75 + (-0.72)*0.14 = -0.8508;  A1 = -0.47 (truncated: no carry);
+    # A0 = 0.08 + 0.72*(-0.47) = -0.2584
+    np.testing.assert_allclose(adv, [-0.2584, -0.47, -0.8508, 0.14], rtol=1e-5)

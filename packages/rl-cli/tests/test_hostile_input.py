@@ -336,6 +336,10 @@ CASES: dict[str, Case] = {
     # rl arena
     "arena search simulations zero": Case(["arena", "{run}", "--search-simulations", "0"],
                                           "--search-simulations must be", "run"),
+    "arena search simulations, no planner": Case(["arena", "{run}", "--search-simulations",
+                                                  "8"], "none of these runs plans", "run"),
+    "run planner in self-play": Case(["run", "--algo", "alphazero", "--env", "pgx/tic_tac_toe",
+                                      "--env-arg", "opponent=self"], "drop opponent=self"),
     "arena odd games": Case(["arena", "{run}", "--games", "7"], "--games must be an even", "run"),
     "arena off pgx": Case(["arena", "{run}"], "has none", "run_gymnax"),
     "arena unknown player": Case(["arena", "{run}", "--opponents", "alphazero"],

@@ -225,3 +225,7 @@ def test_self_play_alternates_views_and_rewards_the_mover() -> None:
 def test_self_play_is_for_two_player_games_without_chance() -> None:
     with pytest.raises(EnvError, match="self-play"):
         rl_envs.make("pgx/backgammon", opponent="self")
+    from rl_envs.pgx_adapter import PgxEnv
+
+    with pytest.raises(EnvError, match="rl_envs.make"):  # not a mixed opponent by mistake
+        PgxEnv("tic_tac_toe", opponent="self")

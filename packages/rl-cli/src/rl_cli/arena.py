@@ -6,8 +6,8 @@ and writes `arena.json` and `arena.png`.
 
 The game's match engine comes from its adapter (`rl_envs.arena`); agents act greedily (the most
 probable or highest-valued legal move) on the mover's observation, as in `rl eval`; a planner's
-(AlphaZero's) members also enter a second time, playing with their search (`<member>+searchN`,
-N simulations a move: the run's own count, or `--search-simulations`).
+(AlphaZero's) members also enter a second time, playing with their search (`<member>+search`
+with the run's own simulation count, `<member>+searchN` with `--search-simulations N`).
 """
 
 from __future__ import annotations
@@ -77,14 +77,19 @@ def entrants(run_dirs: tuple[Path, ...], opponents: list[str] | None, env_id: st
     if engine is None:
         raise UserError(f"rl arena plays two-player board games whose adapter has a match engine "
                         f"(pgx); {games[0]} has none")
-    players = []
+    players, planners = [], 0
     for run in (load_agent(d) for d in run_dirs):
         if run.policy.step is not None:
             raise UserError(f"{run.run_dir}: its {run.algo} policy has memory; rl arena plays "
                             "feed-forward agents")
         players += [Entrant(f"{run.run_dir.name}/{m}", agent_player(run.policy, run.member(i)))
                     for i, m in enumerate(run.members)]
-        players += search_entrants(run, simulations)
+        searching = search_entrants(run, simulations)
+        planners += bool(searching)
+        players += searching
+    if simulations is not None and not planners:
+        raise UserError("--search-simulations sets the search of planners' runs (alphazero); "
+                        "none of these runs plans: drop it")
     names = engine.default_players() if opponents is None else opponents
     players += [Entrant(name, engine.builtin(name)) for name in names]
     names = [p.name for p in players]

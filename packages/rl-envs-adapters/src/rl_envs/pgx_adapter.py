@@ -183,6 +183,9 @@ class PgxEnv:
         if name in EXCLUDED:
             raise EnvError(f"pgx/{name} is not supported: {EXCLUDED[name]}.")
         simulations = search_simulations(opponent, f"pgx/{name}")
+        if opponent == "self":  # its own environment class
+            raise EnvError(f"pgx/{name}: self-play is built by rl_envs.make('pgx/{name}', "
+                           "opponent='self').")
         if opponent not in OPPONENTS and simulations is None:
             raise EnvError(f"pgx/{name}: opponent must be one of {', '.join(OPPONENTS)}, "
                            f"got {opponent!r}.")

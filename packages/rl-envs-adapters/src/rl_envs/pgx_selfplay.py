@@ -7,7 +7,7 @@ are zero-sum, so the loser's -1 is the negation of it), and `info["turn_sign"]` 
 is -1 when the next observation is the other player's (every move but a pass to oneself), +1
 otherwise. A learner that bootstraps values or Q-values from the next observation negates them
 where `turn_sign` is -1 (negamax: the opponent's value is minus one's own); the algorithms that do
-declare `self_play` (`rl algos`), and the others refuse the environment. The other player's
+declare `self_play` (their `AlgoSpec`), and the others refuse the environment. The other player's
 moves are the learner's own, drawn from its current policy (no pool of past snapshots).
 
 A game's end is `terminated`; `max_moves=N` truncates after N moves (of both players). The

@@ -61,7 +61,8 @@ class Replay(NamedTuple):
     legal: jax.Array  # bool [C, A]
     policy: jax.Array  # float32 [C, A], the search's improved policy
     value: jax.Array  # float32 [C], the game's outcome for the position's mover
-    valid: jax.Array  # bool [C], the position has its target (its game ended in its update)
+    valid: jax.Array  # bool [C], the position has its target (its game ended in its update or
+    #                   the next)
 
 
 class Moves(NamedTuple):

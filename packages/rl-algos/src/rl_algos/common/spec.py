@@ -152,10 +152,13 @@ class AlgoSpec:
         if self.planner:
             game_model(env, self.name)
         if getattr(env, "self_play", False) and not self.self_play:
+            if self.planner:
+                raise ConfigError(f"{self.name} trains by self-play on the game's rules already; "
+                                  "drop opponent=self (the opponent is then only its yardstick).")
             raise ConfigError(
                 f"{self.name} does not learn in self-play (opponent=self: its returns would not "
                 "negate the other player's values); train it against a built-in opponent, or "
-                "use 'ppo' or 'pqn' for self-play.")
+                "use 'ppo', 'dpo', 'lpo' or 'pqn' for self-play.")
         space = env.action_space
         if not isinstance(space, self.action_spaces):
             names = "/".join(t.__name__ for t in self.action_spaces)
