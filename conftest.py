@@ -21,9 +21,10 @@ jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
 # The tiers a plain `pytest` skips: long learning runs and every environment id (`slow`), the
-# learning gates (`gate`, tests/gates) and short learning checks (`learning`; CI runs them with
-# the gates: `pytest -m "gate or learning"`).
-SKIPPED_BY_DEFAULT = ("slow", "gate", "learning")
+# learning gates (`gate`, tests/gates), short learning checks (`learning`) and end-to-end checks
+# too slow for the default tier's budget (`heavy`: several `rl` processes, a second device mesh,
+# the largest compiles); CI runs the last three together: `pytest -m "gate or learning or heavy"`.
+SKIPPED_BY_DEFAULT = ("slow", "gate", "learning", "heavy")
 
 
 # XLA flags of the default tier: backend optimisation level 0, and the CPU backend's older loop

@@ -135,6 +135,7 @@ def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None
     assert not (tmp_path / "bad").exists()
 
 
+@pytest.mark.heavy
 def test_data_parallel_run_resumes_bitwise(tmp_path: Path) -> None:
     """`rl run --data-parallel` over 4 devices interrupted (SIGINT) after a checkpoint, then
     `rl resume`: the same parameters, byte for byte, and the same final returns as the run that

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 RL = shutil.which("rl") or str(Path(sys.executable).with_name("rl"))
 # 2 learning rates x 3 seeds = 6 members on 4 devices: padded to 8.
 SWEEP = ["sweep", "--env", "gymnax/CartPole-v1", "--grid", "lr=3e-4,1e-3", "--num-seeds", "3",
@@ -50,6 +52,7 @@ def _results(run: Path) -> tuple[list[dict], list[dict]]:
     return rows, chunks
 
 
+@pytest.mark.heavy
 def test_two_processes_produce_what_one_process_produces(tmp_path: Path) -> None:
     port = _free_port()
     multi = tmp_path / "multi"

@@ -10,6 +10,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import rl_envs
 from rl_algos.common import hparams_as_arrays
@@ -29,6 +30,7 @@ def _members(m: int):
     return keys, hp
 
 
+@pytest.mark.heavy
 def test_chunked_driver_equals_monolithic_train() -> None:
     """Bitwise, with the XLA fusion emitters `rl` compiles with: the older loop emitters that
     the default tier uses to compile faster (conftest.FAST_COMPILE_FLAGS) fuse the chunk and the

@@ -49,6 +49,7 @@ def run_on_devices(argv: list[str], devices: int) -> None:
     assert p.returncode == 0, p.stderr[-4000:]
 
 
+@pytest.mark.heavy
 def test_resumed_run_repeats_the_uninterrupted_sharded_one(tmp_path: Path, capsys) -> None:
     """The uninterrupted run shards its 6 members over 4 devices (padded to 8); the stopped and
     resumed one runs on 1 device. Both must give the same fitness, generation by generation."""

@@ -34,9 +34,11 @@ CASES = [
                                        "--set", "num_steps=16", "--set", "num_minibatches=4"],
      ".html"),
 ]
+HEAVY = {"brax/inverted_pendulum"}  # brax's compile: in the heavy tier
 
 
-@pytest.mark.parametrize("algo, env, sets, suffix", CASES, ids=[c[1] for c in CASES])
+@pytest.mark.parametrize("algo, env, sets, suffix", [
+    pytest.param(*c, id=c[1], marks=[pytest.mark.heavy] if c[1] in HEAVY else []) for c in CASES])
 def test_render_writes_a_valid_file(algo, env, sets, suffix, tmp_path: Path, capsys) -> None:
     run = train(tmp_path, capsys, algo, env, *sets)
     code, out, err = run_cli(["render", str(run), "--member", "1", "--max-steps", "40"], capsys)

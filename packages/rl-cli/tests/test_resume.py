@@ -101,15 +101,24 @@ def _assert_same_run(run_dir: Path, ref: Path) -> None:
         assert a[key] == b[key], key
 
 
+class References:
+    """The uninterrupted run of each algorithm, made when a test first asks for it (a tier that
+    runs only PPO's cases makes only PPO's)."""
+
+    def __init__(self, logdir: Path):
+        self.logdir = logdir
+
+    def __getitem__(self, algo: str) -> Path:
+        run_dir = self.logdir / algo
+        if not (run_dir / "summary.json").exists():
+            code, text = _finish(_rl(_args(algo, self.logdir, algo), algo in OPTIMISED))
+            assert code == 0, f"{algo}: {text}"
+        return run_dir
+
+
 @pytest.fixture(scope="module")
-def references(tmp_path_factory) -> dict[str, Path]:
-    """The uninterrupted run of each algorithm (run concurrently: they are independent)."""
-    logdir = tmp_path_factory.mktemp("reference")
-    procs = {algo: _rl(_args(algo, logdir, algo), algo in OPTIMISED) for algo in CASES}
-    for algo, proc in procs.items():
-        code, text = _finish(proc)
-        assert code == 0, f"{algo}: {text}"
-    return {algo: logdir / algo for algo in CASES}
+def references(tmp_path_factory) -> References:
+    return References(tmp_path_factory.mktemp("reference"))
 
 
 # The stops each algorithm's run meets, in order: the first stops `rl run`, each later one the
@@ -120,7 +129,10 @@ STOPS = {"ppo": (signal.SIGTERM, signal.SIGINT, signal.SIGKILL),
          "ippo": (signal.SIGINT, signal.SIGKILL)}
 
 
-@pytest.mark.parametrize("algo", sorted(STOPS))
+# PPO's case in the default tier; the other carries' in the heavy one (each costs a reference
+# run and 3-4 `rl` processes).
+@pytest.mark.parametrize("algo", [a if a == "ppo" else pytest.param(a, marks=pytest.mark.heavy)
+                                  for a in sorted(STOPS)])
 def test_stopped_run_resumes_bitwise(algo, references, tmp_path) -> None:
     """The run checkpoints and evaluates every two chunks (so a kill can fall between
     checkpoints, chunks logged after the newest are logged again on resume, and evaluating must
@@ -227,6 +239,7 @@ def test_resume_refuses_what_it_cannot_continue(references, tmp_path, capsys) ->
     assert code == 2 and "past this run's" in err
 
 
+@pytest.mark.heavy
 def test_killed_sweep_resumes_bitwise(tmp_path) -> None:
     """`rl sweep` checkpoints and resumes the same way: its ranking file and metrics come out as
     if it had never stopped."""

@@ -32,6 +32,7 @@ def test_craftax_ids_and_families() -> None:
     assert rl_envs.family("craftax/Craftax-Symbolic-v1") == "craftax"
 
 
+@pytest.mark.heavy
 def test_classic_keeps_the_contract_truncates_at_the_limit_and_terminates_on_death() -> None:
     """The port's contract on Craftax-Classic-Symbolic, then random play with a 24-step limit,
     64 episodes: an episode that reaches the limit alive is `truncated` at exactly 24 steps; one

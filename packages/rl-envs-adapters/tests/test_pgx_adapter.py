@@ -209,7 +209,9 @@ def test_self_play_alternates_views_and_rewards_the_mover() -> None:
     check_environment(env)
     state, ts = env.reset(jax.random.PRNGKey(0))
     assert float(ts.info["turn_sign"]) == 1.0
+    opener = int(ts.info["player"])
     for i, cell in enumerate([0, 3, 1, 4, 2]):
+        assert int(ts.info["player"]) == (opener + i) % 2  # the player to move
         before = int(ts.observation[..., 0].sum() + ts.observation[..., 1].sum())
         assert before == i  # both players' stones, seen by the mover
         state, ts = env.step(state, jnp.int32(cell), jax.random.PRNGKey(i))

@@ -37,6 +37,7 @@ def test_search_wins_and_blocks_one_move_ahead(moves: list[int], best: int) -> N
     assert np.all(np.asarray(chosen) == best), chosen
 
 
+@pytest.mark.heavy
 def test_search_opponent_beats_random_play() -> None:
     """A uniformly random agent against mcts:32 over 128 games of tic_tac_toe (the agent's seat
     drawn per game): it loses most of them; two random players would score 0 on average. (The

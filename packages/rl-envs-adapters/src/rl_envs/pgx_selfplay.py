@@ -5,10 +5,13 @@ Each port `step` is one move by the player to move, and the observation is the n
 sides. The reward of a step is what the move gave its mover (+1 for a winning move; pgx's games
 are zero-sum, so the loser's -1 is the negation of it), and `info["turn_sign"]` (float32 [])
 is -1 when the next observation is the other player's (every move but a pass to oneself), +1
-otherwise. A learner that bootstraps values or Q-values from the next observation negates them
-where `turn_sign` is -1 (negamax: the opponent's value is minus one's own); the algorithms that do
-declare `self_play` (their `AlgoSpec`), and the others refuse the environment. The other player's
-moves are the learner's own, drawn from its current policy (no pool of past snapshots).
+otherwise, and `info["player"]` (int32 []) is the player to move (0 or 1; pgx draws who opens
+each game), for a learner that gives one seat to another policy. A learner that bootstraps
+values or Q-values from the next observation negates them where `turn_sign` is -1 (negamax: the
+opponent's value is minus one's own); the algorithms that do declare `self_play` (their
+`AlgoSpec`), and the others refuse the environment. The other player's moves are the learner's
+own, drawn from its current policy, or in part of the games a past snapshot's (PQN's
+`pool_size`, `rl_algos.common.pool`).
 
 A game's end is `terminated`; `max_moves=N` truncates after N moves (of both players). The
 episode's return is the sum of the movers' rewards (1 when a game is decided, 0 for a draw), which
@@ -44,7 +47,8 @@ class PgxSelfPlayEnv(PgxEnv):
                   turn_sign: Any = 1.0) -> TimeStep:
         ts = super()._timestep(state, reward, truncated)
         return ts._replace(info={**ts.info,
-                                 "turn_sign": jnp.asarray(turn_sign, jnp.float32).reshape(())})
+                                 "turn_sign": jnp.asarray(turn_sign, jnp.float32).reshape(()),
+                                 "player": jnp.asarray(state.game.current_player, jnp.int32)})
 
     def _observe(self, state: PgxState) -> jax.Array:
         return jnp.asarray(state.game.observation, jnp.float32)  # the mover's view

@@ -12,12 +12,14 @@ from rl_algos.common.config import (
     require,
     require_positive,
 )
+from rl_algos.common.pool import PoolConfig
 from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
-class PQNConfig(MinibatchConfig):
-    """Static fields: they shape the compiled program (changing one recompiles)."""
+class PQNConfig(MinibatchConfig, PoolConfig):
+    """Static fields: they shape the compiled program (changing one recompiles). The `pool_*`
+    fields (`PoolConfig`) give self-play a pool of past snapshots as opponents."""
 
     total_timesteps: int = 500_000
     num_envs: int = 32

@@ -6,6 +6,11 @@ updates); Q(λ) targets over the rollout from the current network (no target net
 max over each next state's legal actions; then `num_epochs` passes of `num_minibatches` RAdam
 steps on 0.5·(Q(s, a) − G)² with global-norm gradient clipping. No replay buffer: each rollout is
 used for one update and dropped.
+
+In self-play with `pool_size > 0` (`rl_algos.common.pool`) the carry's `extras` is the
+`SnapshotPool`, and in a share of the environments player 1's moves are a past snapshot's; every
+move, the learner's or the snapshot's, is a transition of the game that Q-learning learns from
+(its targets are off-policy already).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import jax.numpy as jnp
 
 from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.policy import agent_fn
+from rl_algos.common.pool import add_snapshot, draw_snapshot, init_pool, pool_mover
 from rl_algos.common.qnetwork import QNetwork
 from rl_algos.common.qvalues import (
     check_spaces,
@@ -56,11 +62,22 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
     venv, make_model, policy, q_values, act = q_agent(env, q_network_model(env, config),
                                                       config.num_envs)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
+    config.check_pool(env, config.num_envs)
+    pool_games = config.pool_games(config.num_envs)
 
     optimizer = annealed_optimizer(config, kind="radam")
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        return initial_carry(key, make_model, venv, optimizer(hp).init)
+        return initial_carry(key, make_model, venv, optimizer(hp).init,
+                             (lambda p: init_pool(p, config.pool_size)) if pool_games
+                             else (lambda p: None))
+
+    def act_with_pool(params: Any, snapshot: Any, eps: jax.Array, ts: Any, key: jax.Array):
+        """The learner's action, or the snapshot's where it moves (one noise key for both)."""
+        action, extras = act(params, eps, ts, key)
+        theirs, _ = act(snapshot, eps, ts, key)
+        mover = pool_mover(ts.info["player"], config.num_envs, pool_games)
+        return jnp.where(mover, theirs, action), extras
 
     def loss_fn(params: Any, mb: Any):
         q = q_values(params, mb["obs"])
@@ -72,10 +89,14 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_ = carry.train_state
         eps = epsilon_at(ts_.step, num_updates, hp)
-        (env_state, timestep, key), traj = rollout(
-            venv, partial(act, ts_.params, eps), carry.env_state, carry.timestep, carry.key,
-            config.num_steps,
-        )
+        key = carry.key
+        if pool_games:
+            key, k_snap = jax.random.split(key)
+            acting = partial(act_with_pool, ts_.params, draw_snapshot(carry.extras, k_snap), eps)
+        else:
+            acting = partial(act, ts_.params, eps)
+        (env_state, timestep, key), traj = rollout(venv, acting, carry.env_state, carry.timestep,
+                                                   key, config.num_steps)
         next_q = jax.vmap(partial(q_values, ts_.params))(traj.next_observation)  # [T, N, A]
         # The legal actions of each true next state: after an episode ends `action_mask` is
         # the new episode's, so take the final state's (kept by AutoReset); a terminated step
@@ -90,7 +111,9 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         params, opt_state, metrics = sgd_epochs(grad_fn, optimizer(hp), ts_.params,
                                                 ts_.opt_state, batch, k_perm, n_ep, n_mb)
         metrics["epsilon"] = eps
-        return next_carry(carry, params, opt_state, (env_state, timestep, key), carry.extras, traj,
+        extras = (add_snapshot(carry.extras, params, ts_.step, config.pool_every) if pool_games
+                  else carry.extras)
+        return next_carry(carry, params, opt_state, (env_state, timestep, key), extras, traj,
                           metrics)
 
     return Algorithm(init, update, num_updates, config.batch_size, agent_fn(venv), policy)

@@ -1,0 +1,95 @@
+"""A pool of the learner's past snapshots for self-play training (`pool_size > 0`).
+
+Self-play against the current policy alone can chase its own tail: the learner keeps beating the
+opponent it just was and forgets how to beat older ones. Keeping earlier versions as opponents is
+the fix of fictitious self-play (Heinrich, Lanctot and Silver, 2015) and of AlphaStar's league
+(Vinyals et al., 2019); this is its simplest form, a ring of the last snapshots sampled
+uniformly.
+
+The rule (`PoolConfig`): the parameters at update 0 are the first snapshot, and after every
+`pool_every`-th update the new parameters overwrite the oldest of the `pool_size` slots. Each
+rollout draws one slot uniformly among the filled ones; in the first `pool_games` of the
+environments (fixed columns) that snapshot chooses player 1's moves and the learner player 0's
+(the environment draws who moves first, so the learner opens half of those games); the other
+environments are self-play against the current policy. The snapshot acts exactly as the learner
+would with its own parameters (the same exploration), with the same noise: in any one step an
+environment uses one of the two actions only.
+
+Needs a self-play environment whose `info["player"]` (int32 []) names the player to move (the
+pgx self-play environment, `opponent="self"`). Shapes: `K` slots, `N` environments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rl_algos.common.config import check_ranges, require
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """Static fields of the snapshot pool, mixed into a self-play algorithm's config.
+
+    `pool_size = 0` (the default) is pure self-play: the current policy plays every seat."""
+
+    pool_size: int = 0  # K: past snapshots kept (0: no pool)
+    pool_every: int = 20  # updates between two snapshots
+    pool_fraction: float = 0.5  # share of the environments whose player 1 is a snapshot
+
+    def pool_games(self, num_envs: int) -> int:
+        """The environments (the first ones) played against a snapshot."""
+        return round(self.pool_fraction * num_envs) if self.pool_size else 0
+
+    def check_pool(self, env: Any, num_envs: int) -> None:
+        check_ranges(self, non_negative=("pool_size",), unit=("pool_fraction",))
+        require(self.pool_every >= 1, f"pool_every must be >= 1, got {self.pool_every}")
+        if self.pool_size:
+            require(getattr(env, "self_play", False),
+                    f"pool_size={self.pool_size} needs a self-play environment (with pgx: "
+                    "--env-arg opponent=self); set pool_size=0 against a fixed opponent")
+            require(self.pool_games(num_envs) >= 1,
+                    f"pool_fraction={self.pool_fraction} of {num_envs} environments plays no "
+                    "game against the pool; raise pool_fraction or set pool_size=0")
+
+
+class SnapshotPool(NamedTuple):
+    """The ring of snapshots: `params` (each leaf stacked `[K, ...]`) and `added` (int32 [],
+    snapshots written so far; the next goes to slot `added % K`)."""
+
+    params: Any
+    added: jax.Array
+
+
+def init_pool(params: Any, size: int) -> SnapshotPool:
+    """A pool whose only snapshot is `params` (the untrained network)."""
+    stacked = jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), params)
+    return SnapshotPool(stacked, jnp.ones((), jnp.int32))
+
+
+def add_snapshot(pool: SnapshotPool, params: Any, update: jax.Array, every: int) -> SnapshotPool:
+    """`pool` with `params` written over its oldest slot when `update + 1` (the updates done,
+    this one included) is a multiple of `every`; unchanged otherwise."""
+    size = jax.tree.leaves(pool.params)[0].shape[0]
+    due = (update + 1) % every == 0
+    slot = pool.added % size
+    written = jax.tree.map(lambda s, p: s.at[slot].set(p), pool.params, params)
+    return SnapshotPool(jax.tree.map(lambda w, s: jnp.where(due, w, s), written, pool.params),
+                        pool.added + due.astype(jnp.int32))
+
+
+def draw_snapshot(pool: SnapshotPool, key: jax.Array) -> Any:
+    """One filled slot's parameters, uniformly."""
+    size = jax.tree.leaves(pool.params)[0].shape[0]
+    slot = jax.random.randint(key, (), 0, jnp.minimum(pool.added, size))
+    return jax.tree.map(lambda s: s[slot], pool.params)
+
+
+def pool_mover(player: jax.Array, num_envs: int, pool_games: int) -> jax.Array:
+    """bool `[N]`: where the snapshot moves now (player 1 of the first `pool_games`
+    environments), from `info["player"] [N]`."""
+    columns = jnp.asarray(np.arange(num_envs) < pool_games)
+    return columns & (player == 1)

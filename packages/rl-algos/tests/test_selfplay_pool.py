@@ -1,0 +1,69 @@
+"""The self-play snapshot pool (`rl_algos.common.pool`): the ring's writes and draws, who moves
+in a pool game, PQN carrying the pool through its updates, and the refusals."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rl_envs
+from rl_algos.common.config import ConfigError
+from rl_algos.common.pool import add_snapshot, draw_snapshot, init_pool, pool_mover
+from rl_algos.pqn import PQNConfig, PQNHParams
+from rl_algos.pqn.train import make_algorithm
+
+
+def test_the_ring_keeps_the_last_snapshots_and_draws_only_filled_slots() -> None:
+    pool = init_pool({"w": jnp.float32(0.0)}, 3)
+    assert int(pool.added) == 1
+    # with one snapshot every draw is slot 0, whatever the key
+    draws = {float(draw_snapshot(pool, jax.random.PRNGKey(i))["w"]) for i in range(20)}
+    assert draws == {0.0}
+    for update in range(8):  # every 2 updates: after updates 1, 3, 5, 7
+        pool = add_snapshot(pool, {"w": jnp.float32(update + 1)}, jnp.int32(update), 2)
+    assert int(pool.added) == 5
+    # slots written in order 1, 2, 0, 1: the initial snapshot and the first one (2) overwritten
+    np.testing.assert_array_equal(np.sort(np.asarray(pool.params["w"])), [4.0, 6.0, 8.0])
+    draws = {float(draw_snapshot(pool, jax.random.PRNGKey(i))["w"]) for i in range(60)}
+    assert draws == {4.0, 6.0, 8.0}
+
+
+def test_the_snapshot_moves_as_player_one_of_the_pool_games_only() -> None:
+    mover = pool_mover(jnp.array([0, 1, 1, 0, 1], jnp.int32), num_envs=5, pool_games=2)
+    np.testing.assert_array_equal(np.asarray(mover), [False, True, False, False, False])
+
+
+def test_pqn_carries_the_pool_through_its_updates() -> None:
+    env = rl_envs.make("pgx/tic_tac_toe", opponent="self")
+    config = PQNConfig(total_timesteps=4 * 64, num_envs=8, num_steps=8, num_epochs=1,
+                       num_minibatches=2, hidden_size=16, num_layers=1, cnn_channels=0,
+                       pool_size=2, pool_every=2, pool_fraction=0.5)
+    algo = make_algorithm(env, config)
+    hp = PQNHParams(lr=1e-2)
+    carry = algo.init(jax.random.PRNGKey(0), hp)
+    first = carry.extras.params
+    update = jax.jit(algo.update)
+    for _ in range(4):
+        carry, metrics = update(carry, hp)
+    assert int(carry.extras.added) == 3  # the initial network, then after updates 2 and 4
+    # slot 1 holds the network after update 2, slot 0 (overwriting the initial network) the
+    # network after update 4: the learner's own
+    for mine, kept in zip(jax.tree.leaves(carry.train_state.params),
+                          jax.tree.leaves(carry.extras.params), strict=True):
+        np.testing.assert_array_equal(np.asarray(mine), np.asarray(kept[0]))
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(jax.tree.leaves(first),
+                                                              jax.tree.leaves(carry.extras.params),
+                                                              strict=True))
+    assert np.isfinite(float(metrics["loss/q"]))
+
+
+def test_the_pool_needs_a_self_play_environment() -> None:
+    env = rl_envs.make("pgx/tic_tac_toe")  # against the built-in random player
+    with pytest.raises(ConfigError, match="opponent=self"):
+        make_algorithm(env, PQNConfig(num_envs=8, num_steps=8, pool_size=2))
+    selfplay = rl_envs.make("pgx/tic_tac_toe", opponent="self")
+    with pytest.raises(ConfigError, match="pool_fraction"):
+        make_algorithm(selfplay, PQNConfig(num_envs=8, num_steps=8, pool_size=2,
+                                           pool_fraction=0.01))
