@@ -10,7 +10,13 @@ import pytest
 
 import rl_envs
 from rl_algos.common.config import ConfigError
-from rl_algos.common.pool import add_snapshot, draw_snapshot, init_pool, pool_mover
+from rl_algos.common.pool import (
+    add_snapshot,
+    draw_snapshot,
+    init_pool,
+    pool_mover,
+    pool_results,
+)
 from rl_algos.pqn import PQNConfig, PQNHParams
 from rl_algos.pqn.train import make_algorithm
 
@@ -35,6 +41,20 @@ def test_the_snapshot_moves_as_player_one_of_the_pool_games_only() -> None:
     np.testing.assert_array_equal(np.asarray(mover), [False, True, False, False, False])
 
 
+def test_the_record_against_the_pool_is_from_the_learners_side() -> None:
+    # 2 steps x 4 environments, the first 3 against the pool. Env 0: the learner's winning move;
+    # env 1: the snapshot's winning move; env 2: a draw (then a move of a new game); env 3 (pure
+    # self-play) ends too but is not counted.
+    reward = jnp.array([[0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    ended = jnp.array([[False, False, True, True], [True, True, False, False]])
+    snapshot_moved = jnp.array([[True, False, False, False], [False, True, True, False]])
+    got = pool_results(reward, ended, snapshot_moved, pool_games=3)
+    assert float(got["pool/games"]) == 3.0
+    assert float(got["pool/score"]) == 0.0  # (+1 - 1 + 0) / 3
+    got = pool_results(reward[:1], ended[:1] & False, snapshot_moved[:1], pool_games=3)
+    assert float(got["pool/games"]) == 0.0 and float(got["pool/score"]) == 0.0
+
+
 def test_pqn_carries_the_pool_through_its_updates() -> None:
     env = rl_envs.make("pgx/tic_tac_toe", opponent="self")
     config = PQNConfig(total_timesteps=4 * 64, num_envs=8, num_steps=8, num_epochs=1,
@@ -57,6 +77,7 @@ def test_pqn_carries_the_pool_through_its_updates() -> None:
                                                               jax.tree.leaves(carry.extras.params),
                                                               strict=True))
     assert np.isfinite(float(metrics["loss/q"]))
+    assert 0 <= float(metrics["pool/games"]) and -1 <= float(metrics["pool/score"]) <= 1
 
 
 def test_the_pool_needs_a_self_play_environment() -> None:

@@ -91,5 +91,23 @@ def draw_snapshot(pool: SnapshotPool, key: jax.Array) -> Any:
 def pool_mover(player: jax.Array, num_envs: int, pool_games: int) -> jax.Array:
     """bool `[N]`: where the snapshot moves now (player 1 of the first `pool_games`
     environments), from `info["player"] [N]`."""
-    columns = jnp.asarray(np.arange(num_envs) < pool_games)
-    return columns & (player == 1)
+    return _columns(num_envs, pool_games) & (player == 1)
+
+
+def pool_results(reward: jax.Array, ended: jax.Array, snapshot_moved: jax.Array,
+                 pool_games: int) -> dict[str, jax.Array]:
+    """The learner's record against the pool over a rollout (leaves `[T, N]`: each move's
+    reward to its mover, whether the game ended with it, whether the snapshot made it):
+    `pool/games`, the games against a snapshot that ended, and `pool/score`, their mean outcome
+    for the learner (+1 a win, 0 a draw or a truncated game, -1 a loss; 0 when none ended). A
+    game's last move is its winner's (or a draw's), so the learner's outcome is that move's
+    reward, negated when the snapshot made it."""
+    done = ended & _columns(reward.shape[-1], pool_games)
+    outcome = jnp.where(snapshot_moved, -reward, reward)
+    games = jnp.sum(done)
+    score = jnp.sum(jnp.where(done, outcome, 0.0)) / jnp.maximum(games, 1)
+    return {"pool/games": games.astype(jnp.float32), "pool/score": score}
+
+
+def _columns(num_envs: int, pool_games: int) -> jax.Array:
+    return jnp.asarray(np.arange(num_envs) < pool_games)

@@ -24,7 +24,13 @@ import jax.numpy as jnp
 
 from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.policy import agent_fn
-from rl_algos.common.pool import add_snapshot, draw_snapshot, init_pool, pool_mover
+from rl_algos.common.pool import (
+    add_snapshot,
+    draw_snapshot,
+    init_pool,
+    pool_mover,
+    pool_results,
+)
 from rl_algos.common.qnetwork import QNetwork
 from rl_algos.common.qvalues import (
     check_spaces,
@@ -77,7 +83,7 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         action, extras = act(params, eps, ts, key)
         theirs, _ = act(snapshot, eps, ts, key)
         mover = pool_mover(ts.info["player"], config.num_envs, pool_games)
-        return jnp.where(mover, theirs, action), extras
+        return jnp.where(mover, theirs, action), {**extras, "snapshot_moved": mover}
 
     def loss_fn(params: Any, mb: Any):
         q = q_values(params, mb["obs"])
@@ -111,8 +117,11 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         params, opt_state, metrics = sgd_epochs(grad_fn, optimizer(hp), ts_.params,
                                                 ts_.opt_state, batch, k_perm, n_ep, n_mb)
         metrics["epsilon"] = eps
-        extras = (add_snapshot(carry.extras, params, ts_.step, config.pool_every) if pool_games
-                  else carry.extras)
+        extras = carry.extras
+        if pool_games:
+            extras = add_snapshot(carry.extras, params, ts_.step, config.pool_every)
+            metrics.update(pool_results(traj.reward, traj.terminated | traj.truncated,
+                                        traj.extras["snapshot_moved"], pool_games))
         return next_carry(carry, params, opt_state, (env_state, timestep, key), extras, traj,
                           metrics)
 
