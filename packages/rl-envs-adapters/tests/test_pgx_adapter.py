@@ -224,6 +224,24 @@ def test_self_play_alternates_views_and_rewards_the_mover() -> None:
     assert bool(ts.terminated) and float(ts.reward) == 1.0
 
 
+def test_self_play_names_the_player_to_move_across_new_games() -> None:
+    """`info["player"]` follows the reset when `AutoReset` starts a new game (whose opener pgx
+    draws anew), so a learner that gives a seat to another policy hands it the right moves."""
+    from rl_core import AutoReset
+
+    env = AutoReset(rl_envs.make("pgx/tic_tac_toe", opponent="self"))
+    state, ts = env.reset(jax.random.PRNGKey(1))
+    step = jax.jit(env.step)
+    rng = np.random.default_rng(0)
+    games = 0
+    for i in range(60):  # random legal moves: about ten games
+        action = rng.choice(np.flatnonzero(np.asarray(ts.info["action_mask"])))
+        state, ts = step(state, jnp.int32(action), jax.random.PRNGKey(100 + i))
+        games += int(ts.terminated)
+        assert int(ts.info["player"]) == int(state.game.current_player)
+    assert games >= 5
+
+
 def test_self_play_is_for_two_player_games_without_chance() -> None:
     with pytest.raises(EnvError, match="self-play"):
         rl_envs.make("pgx/backgammon", opponent="self")

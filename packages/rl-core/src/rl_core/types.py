@@ -16,8 +16,9 @@ import jax
 # legal moves of the new position), whereas everything else in `info` describes the step taken.
 # `alive` and `global_state` are the multi-agent port's (rl_core.multiagent): which agents are in
 # the episode, and the state a centralised critic sees (kept as `final_global_state` to
-# bootstrap a truncated episode from).
-STATE_INFO_KEYS: tuple[str, ...] = ("action_mask", "alive", "global_state")
+# bootstrap a truncated episode from). `player` is a self-play board game's player to move (a new
+# game's opener is drawn at its reset).
+STATE_INFO_KEYS: tuple[str, ...] = ("action_mask", "alive", "global_state", "player")
 
 
 class TimeStep(NamedTuple):

@@ -99,7 +99,8 @@ def pool_results(reward: jax.Array, ended: jax.Array, snapshot_moved: jax.Array,
     """The learner's record against the pool over a rollout (leaves `[T, N]`: each move's
     reward to its mover, whether the game ended with it, whether the snapshot made it):
     `pool/games`, the games against a snapshot that ended, and `pool/score`, their mean outcome
-    for the learner (+1 a win, 0 a draw or a truncated game, -1 a loss; 0 when none ended). A
+    for the learner (+1 a win, 0 a draw or a truncated game, -1 a loss; 0 when none ended:
+    with tens of pool games a rollout, as the presets play, some end in every update). A
     game's last move is its winner's (or a draw's), so the learner's outcome is that move's
     reward, negated when the snapshot made it."""
     done = ended & _columns(reward.shape[-1], pool_games)

@@ -17,7 +17,7 @@ from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
-class PQNConfig(MinibatchConfig, PoolConfig):
+class PQNConfig(PoolConfig, MinibatchConfig):
     """Static fields: they shape the compiled program (changing one recompiles). The `pool_*`
     fields (`PoolConfig`) give self-play a pool of past snapshots as opponents."""
 
