@@ -44,6 +44,8 @@ CASES = [
     ("sac", "gymnax/Pendulum-v1", "classic_control",
      dict(total_timesteps=600, learning_starts=300)),
     ("a2c", "gymnax/CartPole-v1", "classic_control", dict(total_timesteps=8 * 5 * 20)),
+    ("alphazero", "pgx/tic_tac_toe", "board_game",
+     dict(total_timesteps=16 * 12 * 3, num_envs=16, num_steps=12, num_simulations=8)),
 ]
 
 

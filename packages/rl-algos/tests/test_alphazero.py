@@ -86,3 +86,22 @@ def test_search_targets_are_on_legal_moves_and_greedy_acting_is_legal() -> None:
     np.testing.assert_allclose(policy.sum(axis=1), 1.0, rtol=1e-5)
     assert np.all(policy[~legal] == 0.0)
     assert set(np.unique(np.asarray(replay.value)[filled])) <= {-1.0, 0.0, 1.0}
+
+
+def test_opening_moves_count_each_games_moves() -> None:
+    from rl_algos.common.spec import game_model
+
+    spec = rl_algos.get("alphazero")
+    env = rl_envs.make("pgx/tic_tac_toe")
+    game = game_model(env, "alphazero")
+    config = dataclasses.replace(spec.config_cls(), num_envs=8, num_steps=7, num_simulations=8,
+                                 minibatch_size=16, sgd_steps=1, eval_envs=2, opening_moves=4)
+    hp = spec.default_hparams()
+    algo = spec.make_algorithm(env, config)
+    carry = jax.jit(algo.init)(jax.random.PRNGKey(0), hp)
+    update = jax.jit(algo.update)
+    for _ in range(2):  # 14 moves: every game ended once, some twice
+        carry, _ = update(carry, hp)
+        # A running tic_tac_toe game with k moves played has 9 - k legal moves.
+        legal = np.asarray(jax.vmap(game.view)(carry.extras.games).legal).sum(axis=1)
+        np.testing.assert_array_equal(np.asarray(carry.extras.played), 9 - legal)

@@ -88,3 +88,13 @@ def test_the_pool_needs_a_self_play_environment() -> None:
     with pytest.raises(ConfigError, match="pool_fraction"):
         make_algorithm(selfplay, PQNConfig(num_envs=8, num_steps=8, pool_size=2,
                                            pool_fraction=0.01))
+
+
+@pytest.mark.parametrize("bad", [dict(pool_size=-1), dict(pool_every=0),
+                                 dict(pool_fraction=1.5), dict(pool_size=2, pool_fraction=0.01)])
+def test_the_pool_ranges_are_checked_by_every_config_that_has_them(bad) -> None:
+    from rl_algos.pqn_rnn.config import PQNRNNConfig
+
+    for cls in (PQNConfig, PQNRNNConfig):
+        with pytest.raises(ConfigError, match="pool"):
+            cls(num_envs=8, num_minibatches=2, **bad).validate()

@@ -32,6 +32,10 @@ class AlphaZeroConfig(BatchConfig):
     num_steps: int = 32  # moves per game per update
     num_simulations: int = 32  # search simulations per move
     max_considered_actions: int = 16  # Gumbel MuZero's root candidates (Sequential Halving)
+    # The first `opening_moves` moves of each self-play game are drawn from the search's improved
+    # policy instead of taken as its choice (AlphaZero's temperature-1 opening, Silver et al.
+    # 2018): without it a sharpened network can replay the same few games; 0 turns it off.
+    opening_moves: int = 0
     replay_updates: int = 4
     sgd_steps: int = 16
     minibatch_size: int = 256
@@ -52,7 +56,7 @@ class AlphaZeroConfig(BatchConfig):
         super().validate()
         require_positive(self, "num_simulations", "replay_updates", "sgd_steps",
                          "minibatch_size", "hidden_size", "num_layers", "channels", "eval_envs")
-        check_ranges(self, non_negative=("num_blocks",))
+        check_ranges(self, non_negative=("num_blocks", "opening_moves"))
         require(self.max_considered_actions >= 2,
                 f"max_considered_actions must be >= 2, got {self.max_considered_actions}")
 

@@ -81,6 +81,7 @@ class Extras(NamedTuple):
     """AlphaZero's own carry beside the yardstick environments (`RunnerState`)."""
 
     games: Any  # the self-play games' states, leaves [num_envs, ...]
+    played: jax.Array  # int32 [num_envs], moves played so far in each self-play game
     pending: Moves  # the previous update's moves, whose targets wait for this update's
     replay: Replay
 
@@ -212,17 +213,25 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
     search = make_search(game, static, config, gumbel_scale=1.0)
     evaluate = partial(evaluate_positions, static)
 
-    def selfplay_move(params: Any, games: Any, key: jax.Array):
-        k_search, k_step, k_new = jax.random.split(key, 3)
+    def selfplay_move(params: Any, games: Any, played: jax.Array, key: jax.Array):
+        k_search, k_step, k_new, *k_open = jax.random.split(
+            key, 4 if config.opening_moves else 3)
         v, out = search(params, games, k_search)
-        nxt = jax.vmap(game.step)(games, out.action, jax.random.split(k_step, n))
+        action = out.action
+        if config.opening_moves:
+            # AlphaZero's opening temperature: the first moves of a game are drawn from the
+            # search's improved policy, so that self-play keeps visiting varied positions.
+            drawn = jax.random.categorical(k_open[0], jnp.log(out.action_weights))
+            action = jnp.where(played < config.opening_moves, drawn, action)
+        nxt = jax.vmap(game.step)(games, action, jax.random.split(k_step, n))
         after = jax.vmap(game.view)(nxt)
         fresh = jax.vmap(game.init)(jax.random.split(k_new, n))
         games = jax.tree.map(
             lambda a, b: jnp.where(after.over.reshape((n,) + (1,) * (a.ndim - 1)), a, b),
             fresh, nxt)
-        return games, Moves(v.observation, v.legal, out.action_weights, v.mover, after.rewards,
-                            after.over, jnp.ones((n,), jnp.bool_))
+        played = jnp.where(after.over, 0, played + 1)
+        return (games, played), Moves(v.observation, v.legal, out.action_weights, v.mover,
+                                      after.rewards, after.over, jnp.ones((n,), jnp.bool_))
 
     def init_extras(_: Any) -> Extras:
         obs_shape = tuple(env.observation_space.shape)
@@ -235,7 +244,7 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
                         jnp.zeros((t, n, num_actions), jnp.float32), jnp.zeros((t, n), jnp.int32),
                         jnp.zeros((t, n, game.num_players), jnp.float32),
                         jnp.zeros((t, n), jnp.bool_), jnp.zeros((t, n), jnp.bool_))
-        return Extras(None, pending, replay)
+        return Extras(None, jnp.zeros((n,), jnp.int32), pending, replay)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_carry, k_games = jax.random.split(key)
@@ -265,8 +274,9 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
         ts_ = carry.train_state
         params = ts_.params
         key, k_play, k_yard, k_sgd = jax.random.split(carry.key, 4)
-        games, moves = jax.lax.scan(lambda g, k: selfplay_move(params, g, k),
-                                    carry.extras.games, jax.random.split(k_play, t))
+        (games, played), moves = jax.lax.scan(
+            lambda g, k: selfplay_move(params, *g, k),
+            (carry.extras.games, carry.extras.played), jax.random.split(k_play, t))
         # The previous update's moves get their targets from both updates' moves.
         prev = carry.extras.pending
         both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), prev, moves)
@@ -300,7 +310,7 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
         metrics["selfplay_games"] = moves.over.sum().astype(jnp.float32)
         metrics["replay_positions"] = total
         return next_carry(carry, params, opt_state, (env_state, timestep, key),
-                          Extras(games, moves, replay), traj, metrics)
+                          Extras(games, played, moves, replay), traj, metrics)
 
     return Algorithm(init, update, config.num_updates, config.steps_per_update, agent_fn(venv),
                      policy)

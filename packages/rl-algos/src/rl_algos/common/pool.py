@@ -20,6 +20,7 @@ pgx self-play environment, `opponent="self"`). Shapes: `K` slots, `N` environmen
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -44,16 +45,23 @@ class PoolConfig:
         """The environments (the first ones) played against a snapshot."""
         return round(self.pool_fraction * num_envs) if self.pool_size else 0
 
-    def check_pool(self, env: Any, num_envs: int) -> None:
+    def validate(self) -> None:
+        """The pool's ranges, beside the algorithm config's own checks (cooperative: the
+        config that mixes this in gives `num_envs`)."""
+        super().validate()  # type: ignore[misc]
         check_ranges(self, non_negative=("pool_size",), unit=("pool_fraction",))
         require(self.pool_every >= 1, f"pool_every must be >= 1, got {self.pool_every}")
+        num_envs: int = self.num_envs  # type: ignore[attr-defined]
+        require(not self.pool_size or self.pool_games(num_envs) >= 1,
+                f"pool_fraction={self.pool_fraction} of {num_envs} environments plays no "
+                "game against the pool; raise pool_fraction or set pool_size=0")
+
+    def check_pool(self, env: Any) -> None:
+        """A pool needs a self-play environment."""
         if self.pool_size:
             require(getattr(env, "self_play", False),
                     f"pool_size={self.pool_size} needs a self-play environment (with pgx: "
                     "--env-arg opponent=self); set pool_size=0 against a fixed opponent")
-            require(self.pool_games(num_envs) >= 1,
-                    f"pool_fraction={self.pool_fraction} of {num_envs} environments plays no "
-                    "game against the pool; raise pool_fraction or set pool_size=0")
 
 
 class SnapshotPool(NamedTuple):
@@ -92,6 +100,25 @@ def pool_mover(player: jax.Array, num_envs: int, pool_games: int) -> jax.Array:
     """bool `[N]`: where the snapshot moves now (player 1 of the first `pool_games`
     environments), from `info["player"] [N]`."""
     return _columns(num_envs, pool_games) & (player == 1)
+
+
+def acting_with_pool(mine: Callable[[Any, Any], tuple[jax.Array, Any]],
+                     theirs: Callable[[Any, Any], tuple[jax.Array, Any]], num_envs: int,
+                     pool_games: int) -> Callable[[Any, Any], tuple[jax.Array, Any]]:
+    """A rollout's `(timestep, noise) -> (action [N], extras)`: the learner's acting function
+    `mine`, except where the snapshot moves (`pool_mover`), which takes `theirs`' action (the
+    same acting with the snapshot's parameters, on the same noise). The learner's extras are
+    kept (its value of the position, the baseline its own next move needs) with
+    `extras["snapshot_moved"]` (bool [N]) added: the moves a learner must not learn its
+    policy from."""
+
+    def acting(ts: Any, noise: Any) -> tuple[jax.Array, Any]:
+        action, extras = mine(ts, noise)
+        other, _ = theirs(ts, noise)
+        mover = pool_mover(ts.info["player"], num_envs, pool_games)
+        return jnp.where(mover, other, action), {**extras, "snapshot_moved": mover}
+
+    return acting
 
 
 def pool_results(reward: jax.Array, ended: jax.Array, snapshot_moved: jax.Array,

@@ -25,10 +25,10 @@ import jax.numpy as jnp
 from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.policy import agent_fn
 from rl_algos.common.pool import (
+    acting_with_pool,
     add_snapshot,
     draw_snapshot,
     init_pool,
-    pool_mover,
     pool_results,
 )
 from rl_algos.common.qnetwork import QNetwork
@@ -68,22 +68,16 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
     venv, make_model, policy, q_values, act = q_agent(env, q_network_model(env, config),
                                                       config.num_envs)
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
-    config.check_pool(env, config.num_envs)
+    config.check_pool(env)
     pool_games = config.pool_games(config.num_envs)
 
     optimizer = annealed_optimizer(config, kind="radam")
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
-        return initial_carry(key, make_model, venv, optimizer(hp).init,
-                             (lambda p: init_pool(p, config.pool_size)) if pool_games
-                             else (lambda p: None))
-
-    def act_with_pool(params: Any, snapshot: Any, eps: jax.Array, ts: Any, key: jax.Array):
-        """The learner's action, or the snapshot's where it moves (one noise key for both)."""
-        action, extras = act(params, eps, ts, key)
-        theirs, _ = act(snapshot, eps, ts, key)
-        mover = pool_mover(ts.info["player"], config.num_envs, pool_games)
-        return jnp.where(mover, theirs, action), {**extras, "snapshot_moved": mover}
+        if pool_games:
+            return initial_carry(key, make_model, venv, optimizer(hp).init,
+                                 lambda p: init_pool(p, config.pool_size))
+        return initial_carry(key, make_model, venv, optimizer(hp).init)
 
     def loss_fn(params: Any, mb: Any):
         q = q_values(params, mb["obs"])
@@ -98,7 +92,9 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         key = carry.key
         if pool_games:
             key, k_snap = jax.random.split(key)
-            acting = partial(act_with_pool, ts_.params, draw_snapshot(carry.extras, k_snap), eps)
+            acting = acting_with_pool(partial(act, ts_.params, eps),
+                                      partial(act, draw_snapshot(carry.extras, k_snap), eps),
+                                      config.num_envs, pool_games)
         else:
             acting = partial(act, ts_.params, eps)
         (env_state, timestep, key), traj = rollout(venv, acting, carry.env_state, carry.timestep,
