@@ -98,3 +98,69 @@ def test_the_pool_ranges_are_checked_by_every_config_that_has_them(bad) -> None:
     for cls in (PQNConfig, PQNRNNConfig):
         with pytest.raises(ConfigError, match="pool"):
             cls(num_envs=8, num_minibatches=2, **bad).validate()
+
+
+def test_ppo_loss_leaves_the_snapshots_moves_out_of_the_policy_terms() -> None:
+    from rl_algos.ppo import PPOHParams
+    from rl_algos.ppo.losses import ppo_loss
+
+    k = jax.random.split(jax.random.PRNGKey(3), 6)
+    b = 32
+    log_prob, old, adv, ent, value, target = (jax.random.normal(x, (b,)) for x in k)
+    hp = PPOHParams()
+    weight = (jnp.arange(b) % 3 != 0).astype(jnp.float32)  # every third move is the snapshot's
+    plain, _ = ppo_loss(log_prob, old, adv, ent, value, value, target, hp)
+    ones, _ = ppo_loss(log_prob, old, adv, ent, value, value, target, hp, weight=jnp.ones(b))
+    np.testing.assert_allclose(float(ones), float(plain), rtol=1e-5)
+    # Whatever the snapshot's moves' log-probabilities, advantages and entropies, the loss and
+    # its gradient are the same: the learner's policy learns only from its own moves.
+    noise = jnp.where(weight == 0, 5.0, 0.0)
+
+    def total(lp, a, e):
+        return ppo_loss(lp, old, a, e, value, value, target, hp, weight=weight)[0]
+
+    got = jax.grad(total)(log_prob, adv, ent)
+    moved = jax.grad(total)(log_prob + noise, adv - noise, ent + noise)
+    np.testing.assert_allclose(float(total(log_prob, adv, ent)),
+                               float(total(log_prob + noise, adv - noise, ent + noise)),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(moved), rtol=1e-5, atol=1e-7)
+    assert np.all(np.asarray(got)[np.asarray(weight) == 0] == 0.0)
+    # ... while the value loss keeps every position.
+    v_grad = jax.grad(lambda v: ppo_loss(log_prob, old, adv, ent, v, v, target, hp,
+                                         weight=weight)[0])(value)
+    assert np.all(np.asarray(v_grad)[np.asarray(weight) == 0] != 0.0)
+
+
+@pytest.mark.parametrize("fast_update", [False, True])
+def test_ppo_carries_the_pool_through_its_updates(fast_update) -> None:
+    from rl_algos.ppo import PPOConfig, PPOHParams
+    from rl_algos.ppo.train import make_algorithm as make_ppo
+
+    env = rl_envs.make("pgx/tic_tac_toe", opponent="self")
+    config = PPOConfig(total_timesteps=4 * 64, num_envs=8, num_steps=8, num_epochs=1,
+                       num_minibatches=2, pool_size=2, pool_every=2, pool_fraction=0.5,
+                       fast_update=fast_update)
+    algo = make_ppo(env, config)
+    hp = PPOHParams()
+    carry = algo.init(jax.random.PRNGKey(0), hp)
+    update = jax.jit(algo.update)
+    for _ in range(4):
+        carry, metrics = update(carry, hp)
+    assert int(carry.extras.added) == 3
+    for mine, kept in zip(jax.tree.leaves(carry.train_state.params),
+                          jax.tree.leaves(carry.extras.params), strict=True):
+        np.testing.assert_array_equal(np.asarray(mine), np.asarray(kept[0]))
+    assert np.isfinite(float(metrics["loss/total"]))
+    assert float(metrics["pool/games"]) >= 1 and -1 <= float(metrics["pool/score"]) <= 1
+
+
+def test_ppo_refuses_a_pool_where_it_has_none() -> None:
+    from rl_algos.ppo import PPOConfig
+    from rl_algos.ppo.train import make_algorithm as make_ppo
+    from rl_algos.ppo_rnn.config import PPORNNConfig
+
+    with pytest.raises(ConfigError, match="opponent=self"):
+        make_ppo(rl_envs.make("pgx/tic_tac_toe"), PPOConfig(num_envs=8, pool_size=2))
+    with pytest.raises(ConfigError, match="ppo_rnn has no self-play snapshot pool"):
+        PPORNNConfig(num_envs=8, num_minibatches=2, pool_size=2).validate()

@@ -56,6 +56,12 @@ class PoolConfig:
                 f"pool_fraction={self.pool_fraction} of {num_envs} environments plays no "
                 "game against the pool; raise pool_fraction or set pool_size=0")
 
+    def require_no_pool(self, algo: str, instead: str) -> None:
+        """For a variant that inherits the fields but has no pool (the recurrent ones)."""
+        require(self.pool_size == 0,
+                f"{algo} has no self-play snapshot pool, got pool_size={self.pool_size}; "
+                f"use --algo {instead} for self-play with a pool")
+
     def check_pool(self, env: Any) -> None:
         """A pool needs a self-play environment."""
         if self.pool_size:

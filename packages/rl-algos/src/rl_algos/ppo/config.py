@@ -12,15 +12,17 @@ from rl_algos.common.config import (
     hparams,
     require,
 )
+from rl_algos.common.pool import PoolConfig
 from rl_algos.common.spec import Preset
 
 
 @dataclass(frozen=True)
-class PPOConfig(MinibatchConfig, ActorCriticConfig):
+class PPOConfig(PoolConfig, MinibatchConfig, ActorCriticConfig):
     """Static fields: they shape the compiled program (changing one recompiles). The rollout
     (`total_timesteps`, `num_envs`, `num_steps`) and SGD (`num_epochs`, `num_minibatches`)
     fields come from `MinibatchConfig`, with PureJaxRL's CartPole values as defaults, the
-    networks and normalisations from `ActorCriticConfig`."""
+    networks and normalisations from `ActorCriticConfig`, and self-play's pool of past
+    snapshots from `PoolConfig`."""
 
     # A shared 3x3 convolution of `cnn_channels` filters over the observation part named
     # `cnn_part` (a key of `env.layout`, e.g. Snake's 'grid'), before the MLPs; '' = none.

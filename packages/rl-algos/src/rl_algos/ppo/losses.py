@@ -44,6 +44,7 @@ def ppo_loss(
     objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
     value_loss_fn: ValueLossFn | None = None,
     axis_name: str | None = None,
+    weight: jax.Array | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """All inputs `[B]`. total = −E[objective(r, Â)] + vf_coef·L_V − ent_coef·E[H], with
     r = exp(log π − log π_old) and Â the advantages, standardised over the minibatch if asked.
@@ -54,7 +55,18 @@ def ppo_loss(
     meta-parameters carried in it stay inputs of one compiled program.
 
     With `axis_name` (data parallelism: this `[B]` is one device's equal share of the minibatch)
-    the standardisation uses the whole minibatch's mean and standard deviation across the axis."""
+    the standardisation uses the whole minibatch's mean and standard deviation across the axis.
+
+    `weight` (float `[B]`, 0 or 1; not with `axis_name`) keeps the policy's terms (the objective,
+    the entropy, the advantages' standardisation and the ratio statistics) to the samples of
+    weight 1: in self-play against a snapshot pool, the snapshot's moves are another policy's,
+    so the learner's policy must not learn from them; the value loss keeps every sample (each
+    position's return is real)."""
+    if weight is not None:
+        return _weighted_ppo_loss(log_prob, old_log_prob, advantages, entropy, value, old_value,
+                                  targets, hp, weight, clip_value_loss=clip_value_loss,
+                                  normalize_advantages=normalize_advantages,
+                                  objective=objective, value_loss_fn=value_loss_fn)
     if normalize_advantages:
         if axis_name is None:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
@@ -62,14 +74,36 @@ def ppo_loss(
             mean = jax.lax.pmean(advantages.mean(), axis_name)
             var = jax.lax.pmean(jnp.mean((advantages - mean) ** 2), axis_name)
             advantages = (advantages - mean) / (jnp.sqrt(var) + 1e-8)
-    log_ratio = log_prob - old_log_prob
+    return _combine(log_prob - old_log_prob, advantages, entropy, value, old_value, targets, hp,
+                    jnp.mean, clip_value_loss, objective, value_loss_fn)
+
+
+def _weighted_ppo_loss(log_prob, old_log_prob, advantages, entropy, value, old_value, targets,
+                       hp, weight, *, clip_value_loss, normalize_advantages, objective,
+                       value_loss_fn):
+    """`ppo_loss` with the policy's terms averaged over the samples of weight 1."""
+    count = jnp.maximum(weight.sum(), 1.0)
+
+    def mean(x: jax.Array) -> jax.Array:
+        return (weight * x).sum() / count
+
+    if normalize_advantages:
+        centred = advantages - mean(advantages)
+        advantages = centred / (jnp.sqrt(mean(centred**2)) + 1e-8)
+    return _combine(log_prob - old_log_prob, advantages, entropy, value, old_value, targets, hp,
+                    mean, clip_value_loss, objective, value_loss_fn)
+
+
+def _combine(log_ratio, advantages, entropy, value, old_value, targets, hp, mean,
+             clip_value_loss, objective, value_loss_fn):
+    """The total loss and its metrics, the policy's terms averaged with `mean`."""
     ratio = jnp.exp(log_ratio)
-    pg_loss = -jnp.mean(objective(ratio, advantages, hp))
+    pg_loss = -mean(objective(ratio, advantages, hp))
     if value_loss_fn is None:
         v_loss = value_loss(value, old_value, targets, hp, clip_value_loss)
     else:
         v_loss = value_loss_fn(value, old_value, targets, hp)
-    ent = jnp.mean(entropy)
+    ent = mean(entropy)
     total = pg_loss + hp.vf_coef * v_loss - hp.ent_coef * ent
     metrics = {
         "loss/total": total,
@@ -77,7 +111,7 @@ def ppo_loss(
         "loss/value": v_loss,
         "loss/entropy": ent,
         # k3 estimator of KL(π_old || π) (Schulman's "Approximating KL divergence").
-        "loss/approx_kl": jnp.mean((ratio - 1.0) - log_ratio),
-        "loss/clip_fraction": jnp.mean((jnp.abs(ratio - 1.0) > hp.clip_eps).astype(jnp.float32)),
+        "loss/approx_kl": mean((ratio - 1.0) - log_ratio),
+        "loss/clip_fraction": mean((jnp.abs(ratio - 1.0) > hp.clip_eps).astype(jnp.float32)),
     }
     return total, metrics

@@ -10,6 +10,12 @@ One update = a rollout of `num_steps` on `num_envs` environments, GAE over it (b
 truncation, not on termination), then `num_epochs` passes of `num_minibatches` Adam steps on the
 clipped objective with global-norm gradient clipping and an optionally annealed learning rate.
 
+In self-play with `pool_size > 0` (`rl_algos.common.pool`) a past snapshot plays player 1 in the
+first `pool_games` environments; the carry's `extras` is the pool. The snapshot's moves are
+another policy's, so they are left out of the policy's terms of the loss (`ppo_loss`'s
+`weight`); they stay in the rollout, where GAE runs through them as through any opponent's
+move, and in the value loss.
+
 `config.fast_update` computes the same update in a faster arrangement (see `PPOConfig`): the
 rollout acts with the actor alone and precomputed resets, the critic values the whole rollout in
 one pass after it, the SGD runs the networks feature-major and shuffles with one sort.
@@ -39,6 +45,13 @@ from rl_algos.common.policy import (
     actor_critic_setup,
     agent_fn,
     prepare_observation,
+)
+from rl_algos.common.pool import (
+    acting_with_pool,
+    add_snapshot,
+    draw_snapshot,
+    init_pool,
+    pool_results,
 )
 from rl_algos.common.returns import gae
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
@@ -75,8 +88,15 @@ def make_algorithm(
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
     optimizer = annealed_optimizer(config)
+    config.check_pool(env)
+    pool_games = config.pool_games(num_envs)
+    require(not (pool_games and data_axis is not None),
+            "a self-play snapshot pool runs on one device; set pool_size=0 for data parallelism")
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
+        if pool_games:
+            return initial_carry(key, make_model, venv, optimizer(hp).init,
+                                 lambda p: init_pool(p, config.pool_size))
         return initial_carry(key, make_model, venv, optimizer(hp).init, data_axis=data_axis)
 
     def act(params: Any, ts: Any, noise: jax.Array):
@@ -111,16 +131,25 @@ def make_algorithm(
             objective=objective,
             value_loss_fn=value_loss_fn,
             axis_name=axis_name,
+            weight=(1.0 - mb["snapshot_moved"].astype(jnp.float32)) if pool_games else None,
         )
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def acting_of(params: Any) -> Callable[[Any, Any], tuple[jax.Array, Any]]:
+        if config.fast_update:
+            return partial(act_actor, params, actor_weights_t(eqx.combine(params, static)))
+        return partial(act, params)
 
     def update(carry: RunnerState, hp: Any) -> tuple[RunnerState, dict[str, jax.Array]]:
         ts_ = carry.train_state
         key, k_noise = jax.random.split(carry.key)
         model = eqx.combine(ts_.params, static)
-        acting = (partial(act_actor, ts_.params, actor_weights_t(model)) if config.fast_update
-                  else partial(act, ts_.params))
+        acting = acting_of(ts_.params)
+        if pool_games:
+            key, k_snap = jax.random.split(key)
+            acting = acting_with_pool(acting, acting_of(draw_snapshot(carry.extras, k_snap)),
+                                      num_envs, pool_games)
         (env_state, timestep, key), traj = rollout(
             venv, acting,
             carry.env_state, carry.timestep, key, config.num_steps,
@@ -145,7 +174,12 @@ def make_algorithm(
             partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
             n_ep, n_mb, axis_name,
             permute=one_sort_permutation if config.fast_update else permutation)
-        return next_carry(carry, params, opt_state, (env_state, timestep, key), carry.extras,
+        extras = carry.extras
+        if pool_games:
+            extras = add_snapshot(carry.extras, params, ts_.step, config.pool_every)
+            metrics.update(pool_results(traj.reward, traj.terminated | traj.truncated,
+                                        traj.extras["snapshot_moved"], pool_games))
+        return next_carry(carry, params, opt_state, (env_state, timestep, key), extras,
                           traj, metrics, data_axis)
 
     return Algorithm(init, update, num_updates, config.batch_size // n_dev, agent_fn(venv), policy)

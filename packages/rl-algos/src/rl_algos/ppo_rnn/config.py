@@ -32,6 +32,7 @@ class PPORNNConfig(PPOConfig):
         require(not self.cnn_part, "ppo_rnn has no convolutional torso; leave cnn_part empty")
         require(not self.fast_update, "fast_update is PPO's feed-forward update arrangement; "
                 "ppo_rnn has none, so leave fast_update off")
+        self.require_no_pool("ppo_rnn", "ppo")
 
 
 # Defaults per environment family: `Preset`s (static, traced overrides), the settings measured

@@ -25,9 +25,7 @@ class PQNRNNConfig(PQNConfig):
         require(self.num_envs % self.num_minibatches == 0,
                 f"num_minibatches={self.num_minibatches} must divide num_envs={self.num_envs}: "
                 "recurrent minibatches are whole environments' sequences")
-        require(self.pool_size == 0,
-                f"pqn_rnn has no self-play snapshot pool, got pool_size={self.pool_size}; "
-                "use --algo pqn for self-play with a pool")
+        self.require_no_pool("pqn_rnn", "pqn")
 
 
 # Defaults per environment family: `Preset`s (static, traced overrides). bsuite (MemoryChain):
