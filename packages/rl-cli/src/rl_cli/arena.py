@@ -123,23 +123,24 @@ def match_record(a: str, b: str, score: np.ndarray, first: np.ndarray,
 CHUNK = 1024
 
 
-def play_match(engine: Any, a: Entrant, b: Entrant, games: int, key: Any
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def play_match(engine: Any, a: Entrant, b: Entrant, games: int, key: Any,
+               opening_moves: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`games` (even) games of `a` against `b`, in chunks of an even size of at most `CHUNK`
-    (one compiled program), `a` first in exactly half: score, a-moved-first, finished."""
+    (one compiled program), `a` first in exactly half, each opened by `opening_moves` random
+    moves (shared by the pair of games that swaps the seats): score, a-moved-first, finished."""
     import jax
 
     chunks = -(-games // CHUNK)
     size = -(-games // chunks)
     size += size % 2
-    program = jax.jit(lambda k: engine.play(a.player, b.player, size, k))
+    program = jax.jit(lambda k: engine.play(a.player, b.player, size, k, opening_moves))
     parts = [jax.block_until_ready(program(jax.random.fold_in(key, c))) for c in range(chunks)]
     return tuple(np.concatenate([np.asarray(p[i]) for p in parts])[:games]  # type: ignore
                  for i in range(3))
 
 
 def play_all(engine: Any, players: list[Entrant], games: int, seed: int,
-             echo: Any) -> list[dict[str, Any]]:
+             echo: Any, opening_moves: int = 0) -> list[dict[str, Any]]:
     """Every pair once, `games` games each (compiled per pair), in entrant order."""
     import jax
 
@@ -149,7 +150,7 @@ def play_all(engine: Any, players: list[Entrant], games: int, seed: int,
         a, b = players[i], players[j]
         key = jax.random.fold_in(jax.random.PRNGKey(seed), n)
         t0 = time.perf_counter()
-        score, first, finished = play_match(engine, a, b, games, key)
+        score, first, finished = play_match(engine, a, b, games, key, opening_moves)
         records.append(match_record(a.name, b.name, score, first, finished,
                                     time.perf_counter() - t0))
         r = records[-1]
@@ -226,10 +227,14 @@ def plot(result: dict[str, Any], out: Path) -> None:
 @click.option("--search-simulations", type=int, default=None,
               help="Simulations a move for planners' (alphazero's) search players (default: "
                    "the run's own).")
+@click.option("--opening-moves", default=0, show_default=True, type=int,
+              help="Random moves opening every game, the same for the two games of a pair "
+                   "(seats swapped): deterministic players then play varied games.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Directory for arena.json and arena.png (default: runs/arena-<game>-<time>).")
 def arena(run_dirs: tuple[Path, ...], opponents: str | None, games: int, env_id: str | None,
-          seed: int, search_simulations: int | None, out: Path | None) -> None:
+          seed: int, search_simulations: int | None, opening_moves: int,
+          out: Path | None) -> None:
     """Round-robin matches between runs' agents and built-in players on a two-player game:
     win/draw/loss with Wilson 95% intervals and Bradley-Terry ratings (random = 0)."""
     from rich.console import Console
@@ -242,12 +247,16 @@ def arena(run_dirs: tuple[Path, ...], opponents: str | None, games: int, env_id:
     if search_simulations is not None and not 1 <= search_simulations <= 100_000:
         raise UserError(f"--search-simulations must be a number of simulations from 1 to "
                         f"100,000, got {search_simulations:,}")
+    if not 0 <= opening_moves <= 100:
+        raise UserError(f"--opening-moves must be a number of random opening moves from 0 to "
+                        f"100, got {opening_moves:,}")
     names = None if opponents is None else [o.strip() for o in opponents.split(",") if o.strip()]
     game, engine, players = entrants(run_dirs, names, env_id, search_simulations)
     console = Console()
-    records = play_all(engine, players, games, seed, console.print)
+    records = play_all(engine, players, games, seed, console.print, opening_moves)
     anchor = "random" if "random" in [p.name for p in players] else players[0].name
-    result = {"game": game, "games_per_match": games, "seed": seed, "anchor": anchor,
+    result = {"game": game, "games_per_match": games, "seed": seed,
+              "opening_moves": opening_moves, "anchor": anchor,
               "entrants": [p.name for p in players], "matches": records,
               "ratings": ratings([p.name for p in players], records)}
     out = out or Path("runs") / f"arena-{game.replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"

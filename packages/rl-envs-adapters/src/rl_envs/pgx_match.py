@@ -13,6 +13,11 @@ the mask, the search player on the state.
 In a match of `games` games the first-named player moves first in the even-numbered games and
 second in the odd ones (pgx draws which player id moves first; the seats are assigned from it), so
 exactly half the games are played from each side when `games` is even.
+
+Two deterministic players (greedy agents, searches without noise) would replay the same two
+games however many are asked for. `opening_moves = K` opens every game with K uniformly random
+legal moves, as engine matches open from a book: games 2i and 2i+1 share their opening (the same
+start and the same K moves) with the seats swapped, so each opening is played from both sides.
 """
 
 from __future__ import annotations
@@ -87,12 +92,17 @@ class Arena:
         raise EnvError(f"pgx/{self.name}: a built-in player is one of {choices}, got "
                        f"{opponent!r}.")
 
-    def play(self, first: Player, second: Player, games: int, key: jax.Array) -> MatchResult:
-        """`games` whole games of `first` against `second` (not compiled: jit the caller)."""
+    def play(self, first: Player, second: Player, games: int, key: jax.Array,
+             opening_moves: int = 0) -> MatchResult:
+        """`games` whole games of `first` against `second` (not compiled: jit the caller), each
+        opened by `opening_moves` random moves shared by its pair of games."""
         env = self._env
 
-        def one(k: jax.Array, leads: jax.Array) -> tuple[jax.Array, jax.Array]:
+        def one(k: jax.Array, leads: jax.Array, k_pair: jax.Array
+                ) -> tuple[jax.Array, jax.Array]:
             k_init, k_loop = jax.random.split(k)
+            if opening_moves:
+                k_init, k_open = jax.random.split(k_pair)
             s = env.init(k_init)
             seat = jnp.where(leads, s.current_player, 1 - s.current_player)
 
@@ -107,6 +117,9 @@ class Arena:
                 legal = s.legal_action_mask
                 a = jnp.where(s.current_player == seat, first(s, obs, legal, k_a),
                               second(s, obs, legal, k_b))
+                if opening_moves:
+                    a = jnp.where(i < opening_moves,
+                                  _uniform(legal, jax.random.fold_in(k_open, i)), a)
                 s = env.step(s, a.astype(jnp.int32), k_step)
                 return s, score + s.rewards[seat], k, i + 1
 
@@ -115,7 +128,11 @@ class Arena:
             return score, s.terminated | s.truncated
 
         leads = jnp.arange(games) % 2 == 0
-        score, finished = jax.vmap(one)(jax.random.split(key, games), leads)
+        keys = jax.random.split(key, games)
+        # The pair's key: a fold of the run's key that no game's own key uses.
+        pairs = jax.vmap(lambda i: jax.random.fold_in(jax.random.fold_in(key, games), i))(
+            jnp.arange(games) // 2)
+        score, finished = jax.vmap(one)(keys, leads, pairs)
         return MatchResult(score, leads, finished)
 
 
