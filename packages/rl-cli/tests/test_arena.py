@@ -101,27 +101,7 @@ def test_arena_bad_input_is_one_line(argv: list[str], hint: str, tmp_path: Path,
     assert not (tmp_path / "a").exists()
 
 
-def test_random_openings_vary_the_games_and_each_pair_shares_its_opening() -> None:
-    """A deterministic player against itself replays one game without openings. With random
-    openings the games vary, and the two games of a pair (seats swapped, the same opening) are
-    the same game, so their scores are opposite."""
-    import jax
-    import numpy as np
-
-    import rl_envs
-
-    engine = rl_envs.arena("pgx/tic_tac_toe")
-    low = lambda s, obs, legal, key: jax.numpy.argmax(legal).astype("int32")  # noqa: E731
-    for opening, varied in ((0, False), (3, True)):
-        res = jax.jit(lambda k, o=opening: engine.play(low, low, 40, k, o))(
-            jax.random.PRNGKey(0))
-        score = np.asarray(res.score)
-        np.testing.assert_array_equal(score[0::2], -score[1::2])
-        assert (len(set(score[0::2].tolist())) > 1) == varied
-
-
 @pytest.mark.parametrize("argv, hint", [
-    (["--opening-moves", "-1"], "--opening-moves must be a number of random opening moves"),
     ([], "name a game"),
     (["--env", "gymnax/CartPole-v1"], "has none"),
     (["--env", "pgx/backgammon"], "board games without chance"),
