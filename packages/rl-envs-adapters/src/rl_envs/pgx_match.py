@@ -129,8 +129,10 @@ class Arena:
 
         leads = jnp.arange(games) % 2 == 0
         keys = jax.random.split(key, games)
-        # The pair's key: a fold of the run's key that no game's own key uses.
-        pairs = jax.vmap(lambda i: jax.random.fold_in(jax.random.fold_in(key, games), i))(
+        # The pair's key (read only for an opening): a fold of the run's key that no game's
+        # own key uses.
+        pairs = keys if not opening_moves else jax.vmap(
+            lambda i: jax.random.fold_in(jax.random.fold_in(key, games), i))(
             jnp.arange(games) // 2)
         score, finished = jax.vmap(one)(keys, leads, pairs)
         return MatchResult(score, leads, finished)

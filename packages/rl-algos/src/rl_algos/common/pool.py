@@ -127,6 +127,27 @@ def acting_with_pool(mine: Callable[[Any, Any], tuple[jax.Array, Any]],
     return acting
 
 
+def pool_acting(pool: SnapshotPool, key: jax.Array,
+                acting_of: Callable[[Any], Callable[[Any, Any], tuple[jax.Array, Any]]],
+                params: Any, num_envs: int,
+                pool_games: int) -> tuple[jax.Array, Callable[[Any, Any], tuple[jax.Array, Any]]]:
+    """`(key, acting)` for one rollout against the pool: a snapshot drawn with a key split off
+    `key`, and `acting_with_pool` of the learner's acting (`acting_of(params)`) and the
+    snapshot's (`acting_of(snapshot)`). `acting_of` maps parameters to an acting function."""
+    key, k_snap = jax.random.split(key)
+    return key, acting_with_pool(acting_of(params), acting_of(draw_snapshot(pool, k_snap)),
+                                 num_envs, pool_games)
+
+
+def pool_epilogue(pool: SnapshotPool, params: Any, update: jax.Array, every: int, traj: Any,
+                  pool_games: int) -> tuple[SnapshotPool, dict[str, jax.Array]]:
+    """After an update's SGD: the pool with the new `params` added when due (`add_snapshot`)
+    and the rollout's record against the pool (`pool_results` of `traj`, leaves `[T, N]`)."""
+    return (add_snapshot(pool, params, update, every),
+            pool_results(traj.reward, traj.terminated | traj.truncated,
+                         traj.extras["snapshot_moved"], pool_games))
+
+
 def pool_results(reward: jax.Array, ended: jax.Array, snapshot_moved: jax.Array,
                  pool_games: int) -> dict[str, jax.Array]:
     """The learner's record against the pool over a rollout (leaves `[T, N]`: each move's

@@ -46,13 +46,7 @@ from rl_algos.common.policy import (
     agent_fn,
     prepare_observation,
 )
-from rl_algos.common.pool import (
-    acting_with_pool,
-    add_snapshot,
-    draw_snapshot,
-    init_pool,
-    pool_results,
-)
+from rl_algos.common.pool import init_pool, pool_acting, pool_epilogue
 from rl_algos.common.returns import gae
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.common.shuffle import one_sort_permutation, permutation
@@ -145,11 +139,11 @@ def make_algorithm(
         ts_ = carry.train_state
         key, k_noise = jax.random.split(carry.key)
         model = eqx.combine(ts_.params, static)
-        acting = acting_of(ts_.params)
         if pool_games:
-            key, k_snap = jax.random.split(key)
-            acting = acting_with_pool(acting, acting_of(draw_snapshot(carry.extras, k_snap)),
-                                      num_envs, pool_games)
+            key, acting = pool_acting(carry.extras, key, acting_of, ts_.params, num_envs,
+                                      pool_games)
+        else:
+            acting = acting_of(ts_.params)
         (env_state, timestep, key), traj = rollout(
             venv, acting,
             carry.env_state, carry.timestep, key, config.num_steps,
@@ -176,9 +170,9 @@ def make_algorithm(
             permute=one_sort_permutation if config.fast_update else permutation)
         extras = carry.extras
         if pool_games:
-            extras = add_snapshot(carry.extras, params, ts_.step, config.pool_every)
-            metrics.update(pool_results(traj.reward, traj.terminated | traj.truncated,
-                                        traj.extras["snapshot_moved"], pool_games))
+            extras, pool_metrics = pool_epilogue(carry.extras, params, ts_.step,
+                                                 config.pool_every, traj, pool_games)
+            metrics.update(pool_metrics)
         return next_carry(carry, params, opt_state, (env_state, timestep, key), extras,
                           traj, metrics, data_axis)
 

@@ -24,13 +24,7 @@ import jax.numpy as jnp
 
 from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.policy import agent_fn
-from rl_algos.common.pool import (
-    acting_with_pool,
-    add_snapshot,
-    draw_snapshot,
-    init_pool,
-    pool_results,
-)
+from rl_algos.common.pool import init_pool, pool_acting, pool_epilogue
 from rl_algos.common.qnetwork import QNetwork
 from rl_algos.common.qvalues import (
     check_spaces,
@@ -91,10 +85,8 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         eps = epsilon_at(ts_.step, num_updates, hp)
         key = carry.key
         if pool_games:
-            key, k_snap = jax.random.split(key)
-            acting = acting_with_pool(partial(act, ts_.params, eps),
-                                      partial(act, draw_snapshot(carry.extras, k_snap), eps),
-                                      config.num_envs, pool_games)
+            key, acting = pool_acting(carry.extras, key, lambda p: partial(act, p, eps),
+                                      ts_.params, config.num_envs, pool_games)
         else:
             acting = partial(act, ts_.params, eps)
         (env_state, timestep, key), traj = rollout(venv, acting, carry.env_state, carry.timestep,
@@ -115,9 +107,9 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
         metrics["epsilon"] = eps
         extras = carry.extras
         if pool_games:
-            extras = add_snapshot(carry.extras, params, ts_.step, config.pool_every)
-            metrics.update(pool_results(traj.reward, traj.terminated | traj.truncated,
-                                        traj.extras["snapshot_moved"], pool_games))
+            extras, pool_metrics = pool_epilogue(carry.extras, params, ts_.step,
+                                                 config.pool_every, traj, pool_games)
+            metrics.update(pool_metrics)
         return next_carry(carry, params, opt_state, (env_state, timestep, key), extras, traj,
                           metrics)
 
