@@ -20,7 +20,14 @@ from rl_algos.evolve import (
     make_strategy,
     run_generation,
 )
-from rl_algos.lpo import LPOHParams, init_drift, learned_drift, lpo_objective, ppo_drift
+from rl_algos.lpo import (
+    LPOHParams,
+    init_drift,
+    is_temporal,
+    learned_drift,
+    lpo_objective,
+    ppo_drift,
+)
 from rl_algos.ppo import PPOHParams, ppo_loss
 from rl_core import FINAL_RETURN_WINDOW, final_return
 
@@ -43,6 +50,45 @@ def test_learned_drift_is_a_valid_drift_for_any_parameters(seed: int) -> None:
     values = drift(p, r, a)
     assert bool(jnp.all(values >= 0.0))
     assert float(values.max()) > 1e-3  # not trivially zero: the network does shape it
+
+
+@pytest.mark.parametrize("progress", [0.0, 0.37, 0.95])
+def test_temporally_aware_drift_is_a_valid_drift_at_every_progress(progress: float) -> None:
+    p = random_params(5, 9)
+    assert is_temporal(p) and not is_temporal(random_params(5, 8))
+    adv = jnp.linspace(-3.0, 3.0, 13)
+    ones = jnp.ones_like(adv)
+    drift = jax.jit(learned_drift)
+    np.testing.assert_allclose(drift(p, ones, adv, progress), 0.0, atol=1e-6)
+    grad_r = jax.jit(jax.vmap(jax.grad(learned_drift, argnums=1), (None, 0, 0, None)))(
+        p, ones, adv, progress)
+    np.testing.assert_allclose(grad_r, 0.0, atol=1e-5)
+    r, a = jnp.meshgrid(jnp.exp(jnp.linspace(-1.0, 1.0, 41)), adv)
+    assert bool(jnp.all(drift(p, r, a, progress) >= 0.0))
+
+
+def test_only_a_temporally_aware_drift_reads_the_progress() -> None:
+    r, a = jnp.meshgrid(jnp.exp(jnp.linspace(-1.0, 1.0, 21)), jnp.linspace(-3.0, 3.0, 7))
+    ta, plain = random_params(6, 9), random_params(6, 8)
+    early, late = learned_drift(ta, r, a, 0.0), learned_drift(ta, r, a, 0.9)
+    assert float(jnp.max(jnp.abs(early - late))) > 1e-3
+    np.testing.assert_array_equal(learned_drift(plain, r, a, 0.0),
+                                  learned_drift(plain, r, a, 0.9))
+
+
+def test_ppo_update_passes_the_training_progress_to_the_objective() -> None:
+    """The objective's `progress` is n/N at update n: an objective equal to its progress makes
+    the policy loss −n/N exactly (no gradient flows through it)."""
+    import rl_envs
+    from rl_algos.ppo import PPOConfig, make_algorithm
+    from rl_core import make_train
+
+    config = PPOConfig(total_timesteps=4 * 16 * 5, num_envs=4, num_steps=16, num_minibatches=2,
+                       num_epochs=2, hidden_sizes=(8,))
+    algo = make_algorithm(rl_envs.make("gymnax/CartPole-v1"), config,
+                          objective=lambda r, a, hp, progress: jnp.zeros_like(r) + progress)
+    out = jax.jit(make_train(algo))(jax.random.PRNGKey(0), hparams_as_arrays(PPOHParams()))
+    np.testing.assert_allclose(out.metrics["loss/policy"], -np.arange(5) / 5, atol=1e-7)
 
 
 def test_without_the_anchor_the_raw_network_is_not_a_drift() -> None:

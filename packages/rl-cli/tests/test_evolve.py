@@ -125,6 +125,23 @@ def test_value_loss_target_runs(tmp_path: Path, capsys) -> None:
     assert code == 2 and "'value_loss' network" in err, err
 
 
+def test_ta_lpo_target_runs_and_its_drift_trains_lpo(tmp_path: Path, capsys) -> None:
+    code, _, err = run_cli([*TINY, "--meta", "ta_lpo", "--generations", "1", "--logdir",
+                            str(tmp_path), "--run-name", "ta"], capsys)
+    assert code == 0, err
+    mean = npz(tmp_path / "ta" / "mean_meta_params.npz")
+    assert str(mean["target"]) == "ta_lpo" and mean["w1"].shape == (9, 8)
+    assert (tmp_path / "ta" / "meta_function.png").stat().st_size > 0
+    code, out, err = run_cli(["--no-compile-cache", "run", "--algo", "lpo", "--env",
+                              "gymnax/CartPole-v1", "--meta-params",
+                              str(tmp_path / "ta" / "mean_meta_params.npz"),
+                              "--total-timesteps", "1024", "--set", "num_envs=4", "--logdir",
+                              str(tmp_path), "--run-name", "lpo"], capsys)
+    assert code == 0, err
+    config = json.loads((tmp_path / "lpo" / "config.json").read_text())
+    assert config["hparams"]["drift"].endswith("mean_meta_params.npz"), config
+
+
 REFUSED = [
     (["run", "--algo", "lpo", "--env", "gymnax/CartPole-v1"], "--meta-params FILE"),
     (["run", "--algo", "ppo", "--env", "gymnax/CartPole-v1", "--meta-params", "x.npz"],

@@ -12,8 +12,8 @@ from rl_cli.options import total_timesteps_option, watchdog_option
 
 
 @click.command("evolve")
-@click.option("--meta", default=None, help="What to evolve: drift (LPO) or value_loss "
-              "[default: drift].")
+@click.option("--meta", default=None, help="What to evolve: drift (LPO), ta_lpo (a drift "
+              "that also reads the training progress) or value_loss [default: drift].")
 @click.option("--algo", default=None, help="Inner algorithm whose part is evolved [default: ppo].")
 @click.option("--env", "envs", multiple=True, metavar="ID",
               help="Inner environment (repeatable: fitness averaged over them, relative to PPO).")

@@ -47,28 +47,35 @@ def plot_fitness(path: Path, history: list[dict[str, Any]], req: Any) -> None:
     plt.close(fig)
 
 
-def meta_function_grids(target: Any, params: Any, hparams: Any,
-                        n: int = 121) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`(xs [n], ys [n], learned [n, n], hand [n, n])`, rows indexed by y."""
+def meta_function_grids(target: Any, params: Any, hparams: Any, n: int = 121,
+                        progress: float = 0.0
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`(xs [n], ys [n], learned [n, n], hand [n, n])`, rows indexed by y; the learned function
+    at training progress `progress` (for a target that reads it)."""
     import jax.numpy as jnp
 
     plot = target.plot
     xs = np.linspace(plot.x_range[0], plot.x_range[1], n).astype(np.float32)
     ys = np.linspace(plot.y_range[0], plot.y_range[1], n).astype(np.float32)
     x, y = np.meshgrid(xs, ys)
-    learned = np.asarray(target.learned(params, jnp.asarray(x), jnp.asarray(y)))
+    learned = np.asarray(target.learned(params, jnp.asarray(x), jnp.asarray(y), progress))
     hand = np.asarray(target.hand(jnp.asarray(x), jnp.asarray(y), hparams))
     return xs, ys, learned, hand
 
 
 def plot_meta_function(path: Path, target: Any, params: Any, hparams: Any, label: str) -> None:
-    """Two heat maps on the same axes: the evolved function and the hand-designed one."""
+    """Heat maps on the same axes: the evolved function (at each of the target's
+    `progress_panels` when it reads the training progress) and the hand-designed one."""
     plt = _pyplot()
-    xs, ys, learned, hand = meta_function_grids(target, params, hparams)
+    panels: list[tuple[np.ndarray, str]] = []
+    for p in target.progress_panels or (0.0,):
+        xs, ys, learned, hand = meta_function_grids(target, params, hparams, progress=p)
+        at = f" at n/N = {p:g}" if target.progress_panels else ""
+        panels.append((learned, f"{target.plot.learned_title}{at}\n{label}"))
+    panels.append((hand, target.plot.hand_title))
     extent = (float(xs[0]), float(xs[-1]), float(ys[0]), float(ys[-1]))
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2))
-    for ax, z, title in ((axes[0], learned, f"{target.plot.learned_title}\n{label}"),
-                         (axes[1], hand, target.plot.hand_title)):
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.25 * len(panels), 4.2))
+    for ax, (z, title) in zip(axes, panels, strict=True):
         im = ax.imshow(z, origin="lower", extent=extent, aspect="auto", cmap="viridis")
         if np.ptp(z) > 0:
             ax.contour(xs, ys, z, levels=8, colors="white", linewidths=0.5, alpha=0.6)

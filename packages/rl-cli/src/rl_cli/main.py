@@ -64,7 +64,7 @@ def cli(no_compile_cache: bool) -> None:
                    "(one agent uses the whole machine) instead of sharding members.")
 @click.option("--meta-params", type=click.Path(path_type=Path), default=None,
               help="Evolved meta-parameters for algorithms that need them (lpo: the "
-                   "mean_meta_params.npz of `rl evolve --meta drift`).")
+                   "mean_meta_params.npz of `rl evolve --meta drift` or `--meta ta_lpo`).")
 @click.option("--eval-episodes", default=10, show_default=True, type=int,
               help="Greedy episodes per member played by the final agents, reported in the "
                    "summary beside the training return (0: none).")

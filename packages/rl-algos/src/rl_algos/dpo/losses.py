@@ -24,6 +24,8 @@ def dpo_drift(ratio: jax.Array, adv: jax.Array, hp: Any) -> jax.Array:
     return jnp.where(adv >= 0.0, drift_pos, drift_neg)
 
 
-def dpo_objective(ratio: jax.Array, adv: jax.Array, hp: Any) -> jax.Array:
+def dpo_objective(ratio: jax.Array, adv: jax.Array, hp: Any,
+                  progress: jax.Array | float = 0.0) -> jax.Array:
     """r·A − f(r, A), per sample, to maximise (plugs into `ppo_loss(objective=...)`)."""
+    del progress
     return ratio * adv - dpo_drift(ratio, adv, hp)

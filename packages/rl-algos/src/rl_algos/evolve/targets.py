@@ -6,6 +6,8 @@ compiled program), and how to draw the learned function next to the hand-designe
 replaces:
 
 * `drift` (LPO, Lu et al., 2022): f_θ(r, A) replacing PPO's clip, see `rl_algos.lpo.drift`;
+* `ta_lpo` (temporally-aware LPO, Jackson et al., ICLR 2024): f_θ(r, A, p), the drift also
+  reading the training progress p = n/N; drawn at several p;
 * `value_loss`: L_θ(V, target) replacing PPO's squared error ½(V − target)², built like the drift
   (`anchored` at V = target: zero, flat and non-negative there, so a perfect prediction is a
   minimum), on features (e, e², target, e·target) of the error e = V − target.
@@ -21,7 +23,7 @@ import jax.numpy as jnp
 
 from rl_algos.common.config import ConfigError, hparams
 from rl_algos.common.meta import MetaMLP, anchored, init_meta_mlp, meta_mlp
-from rl_algos.lpo import LPOHParams, init_drift, learned_drift, ppo_drift
+from rl_algos.lpo import LPOHParams, init_drift, init_ta_drift, learned_drift, ppo_drift
 from rl_algos.lpo import make_algorithm as lpo_make_algorithm
 from rl_algos.ppo.config import PPOHParams
 from rl_algos.ppo.train import make_algorithm as ppo_make_algorithm
@@ -48,6 +50,12 @@ class ValueLossHParams(PPOHParams):
     value_loss: Any = None
 
 
+def _learned_value_loss_at(params: MetaMLP, value: jax.Array, target: jax.Array,
+                           progress: float) -> jax.Array:
+    del progress  # the learned value loss does not read the training progress
+    return learned_value_loss(params, value, target)
+
+
 def _value_loss_hook(value: jax.Array, old_value: jax.Array, target: jax.Array,
                      hp: Any) -> jax.Array:
     del old_value  # the learned loss replaces the clipped squared error entirely
@@ -72,13 +80,17 @@ class MetaTarget(NamedTuple):
     init: Callable[[jax.Array, int, float], MetaMLP]  # (key, hidden, scale) -> params
     hparams: Callable[[PPOHParams, Any], Any]  # PPO hparams + meta-params -> the target's hp
     make_algorithm: Callable[..., Algorithm]  # (env, PPOConfig) -> Algorithm
-    learned: Callable[[MetaMLP, jax.Array, jax.Array], jax.Array]  # the function on a grid
+    # (params, x, y, progress) -> the function on a grid, at training progress p = n/N
+    learned: Callable[[MetaMLP, jax.Array, jax.Array, float], jax.Array]
     hand: Callable[[jax.Array, jax.Array, PPOHParams], jax.Array]  # the hand-designed one
     plot: GridPlot
+    # The training progress values to draw the learned function at; `()`: it does not read p.
+    progress_panels: tuple[float, ...] = ()
 
 
-def _drift_on_log_ratio(params: MetaMLP, log_ratio: jax.Array, adv: jax.Array) -> jax.Array:
-    return learned_drift(params, jnp.exp(log_ratio), adv)
+def _drift_on_log_ratio(params: MetaMLP, log_ratio: jax.Array, adv: jax.Array,
+                        progress: float) -> jax.Array:
+    return learned_drift(params, jnp.exp(log_ratio), adv, progress)
 
 
 def _ppo_drift_on_log_ratio(log_ratio: jax.Array, adv: jax.Array, hp: PPOHParams) -> jax.Array:
@@ -95,12 +107,23 @@ TARGETS: dict[str, MetaTarget] = {
         GridPlot("log r", (-0.5, 0.5), "advantage A", (-3.0, 3.0),
                  "evolved drift f(r, A)", "PPO's drift ReLU((r - clip(r, 1±ε))A)"),
     ),
+    "ta_lpo": MetaTarget(
+        "ta_lpo", "temporally-aware LPO drift f(r, A, n/N), reading the training progress "
+                  "(Jackson et al., 2024)",
+        lambda key, hidden, scale: init_ta_drift(key, hidden, scale),
+        lambda hp, meta: LPOHParams(**hp._asdict(), drift=meta),
+        lpo_make_algorithm,
+        _drift_on_log_ratio, _ppo_drift_on_log_ratio,
+        GridPlot("log r", (-0.5, 0.5), "advantage A", (-3.0, 3.0),
+                 "evolved drift f(r, A, n/N)", "PPO's drift ReLU((r - clip(r, 1±ε))A)"),
+        progress_panels=(0.0, 0.5, 0.9),
+    ),
     "value_loss": MetaTarget(
         "value_loss", "value loss L(V, target) replacing PPO's squared error",
         lambda key, hidden, scale: init_meta_mlp(key, VALUE_LOSS_FEATURES, hidden, scale),
         lambda hp, meta: ValueLossHParams(**hp._asdict(), value_loss=meta),
         lambda env, config: ppo_make_algorithm(env, config, value_loss_fn=_value_loss_hook),
-        learned_value_loss, lambda v, t, hp: 0.5 * (v - t) ** 2,
+        _learned_value_loss_at, lambda v, t, hp: 0.5 * (v - t) ** 2,
         GridPlot("prediction V", (-5.0, 5.0), "target", (-5.0, 5.0),
                  "evolved value loss L(V, target)", "PPO's value loss ½(V - target)²"),
     ),

@@ -51,7 +51,7 @@ from rl_algos.common.returns import gae
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.common.shuffle import one_sort_permutation, permutation
 from rl_algos.ppo.config import PPOConfig
-from rl_algos.ppo.losses import ValueLossFn, clipped_surrogate, ppo_loss
+from rl_algos.ppo.losses import Objective, ValueLossFn, clipped_surrogate, ppo_loss
 from rl_core import Agent, Algorithm, DataAxis, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
@@ -61,7 +61,7 @@ def make_algorithm(
     config: PPOConfig,
     data_axis: DataAxis | None = None,
     *,
-    objective: Callable[[jax.Array, jax.Array, Any], jax.Array] = clipped_surrogate,
+    objective: Objective = clipped_surrogate,
     value_loss_fn: ValueLossFn | None = None,
 ) -> Algorithm:
     """PPO (or, with another `objective`, a PPO-family method such as DPO or LPO) on `env` (one
@@ -116,7 +116,7 @@ def make_algorithm(
         p = dist.params(out, mb.get("action_mask"))
         return dist.log_prob(p, mb["action"]), dist.entropy(p), value
 
-    def loss_fn(params: Any, mb: Any, hp: Any):
+    def loss_fn(params: Any, mb: Any, hp: Any, progress: jax.Array):
         log_prob, entropy, value = log_prob_entropy_value(params, mb)
         return ppo_loss(
             log_prob, mb["log_prob"], mb["adv"], entropy, value, mb["value"], mb["target"], hp,
@@ -126,6 +126,7 @@ def make_algorithm(
             value_loss_fn=value_loss_fn,
             axis_name=axis_name,
             weight=(1.0 - mb["snapshot_moved"].astype(jnp.float32)) if pool_games else None,
+            progress=progress,
         )
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
@@ -165,7 +166,8 @@ def make_algorithm(
         batch = jax.tree.map(lambda x: x.reshape(batch_size, *x.shape[2:]), batch)
         key, k_perm = jax.random.split(key)
         params, opt_state, metrics = sgd_epochs(
-            partial(grad_fn, hp=hp), optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
+            partial(grad_fn, hp=hp, progress=ts_.step.astype(jnp.float32) / num_updates),
+            optimizer(hp), ts_.params, ts_.opt_state, batch, k_perm,
             n_ep, n_mb, axis_name,
             permute=one_sort_permutation if config.fast_update else permutation)
         extras = carry.extras
