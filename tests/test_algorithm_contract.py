@@ -19,7 +19,7 @@ import pytest
 import rl_algos
 import rl_envs
 from rl_algos import Preset
-from rl_algos.common.config import BatchConfig, MinibatchConfig
+from rl_algos.common.config import BatchConfig, ConfigError, MinibatchConfig
 from rl_algos.registry import FOLDERS
 from rl_core import (
     FAMILIES,
@@ -118,7 +118,14 @@ def small(config):
 
 
 def normalises(spec) -> bool:
-    return "normalize_observations" in {f.name for f in dataclasses.fields(spec.config_cls)}
+    """The algorithm's settings have `normalize_observations` and it accepts True."""
+    if "normalize_observations" not in {f.name for f in dataclasses.fields(spec.config_cls)}:
+        return False
+    try:
+        spec.config_cls(normalize_observations=True).validate()
+    except ConfigError:
+        return False
+    return True
 
 
 CASES = [(name, kind, False) for name, spec in rl_algos.ALGORITHMS.items()

@@ -1,7 +1,7 @@
 """The multi-agent port: a small cooperative game checked by `check_multiagent_environment`,
 the contract's failures named for broken variants, the shared wrappers over the agent axis
-(AutoReset on `episode_over`, per-agent returns from EpisodeStatistics, VectorEnv), and the
-agents-as-batch view."""
+(AutoReset on `episode_over`, per-agent returns from EpisodeStatistics, VectorEnv), the
+agents-as-batch view, and the centralised critic's observation."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from rl_core import (
     AgentsAsBatch,
     AutoReset,
     Box,
+    CentralisedCritic,
     Discrete,
     EnvironmentContractError,
     EpisodeStatistics,
@@ -168,3 +169,38 @@ def test_agents_as_batch_wrapper_gives_one_actor_per_agent() -> None:
         np.testing.assert_array_equal(ts.info["episode_length"],
                                       jnp.repeat(ref.info["episode_length"], 3))
     assert np.all(np.asarray(ts.truncated | ts.terminated))  # step 8: every episode over
+
+
+class _WithGlobalState(MatchGame):
+    """MatchGame with `info["global_state"]` `[A, 2]`: the target and the step, per agent."""
+
+    def _timestep(self, s, reward, terminated, truncated):
+        ts = super()._timestep(s, reward, terminated, truncated)
+        g = jnp.stack([s.target, s.t]).astype(jnp.float32)
+        return ts._replace(info={**ts.info, "global_state": jnp.tile(g, (self.num_agents, 1))})
+
+
+def test_centralised_critic_appends_every_observation_and_the_agent_id() -> None:
+    """Without a global state in the info: agent a observes its own observation, then every
+    agent's in agent order, then its one-hot id; the result keeps the port's contract."""
+    game = MatchGame()
+    env = CentralisedCritic(game)
+    d, a = 6, 3
+    assert env.actor_size == d and env.observation_space.shape == (d + a * d + a,)
+    _, raw = game.reset(jax.random.PRNGKey(1))
+    _, ts = env.reset(jax.random.PRNGKey(1))
+    for i in range(a):
+        np.testing.assert_array_equal(ts.observation[i, :d], raw.observation[i])
+        np.testing.assert_array_equal(ts.observation[i, d:d + a * d], raw.observation.reshape(-1))
+        np.testing.assert_array_equal(ts.observation[i, d + a * d:], np.eye(a)[i])
+    check_multiagent_environment(env)
+
+
+def test_centralised_critic_takes_the_environments_global_state() -> None:
+    env = CentralisedCritic(_WithGlobalState())
+    assert env.observation_space.shape == (6 + 2 + 3,)
+    state, _ = env.reset(jax.random.PRNGKey(2))
+    state, ts = env.step(state, jnp.zeros(3, jnp.int32), jax.random.PRNGKey(3))
+    np.testing.assert_array_equal(ts.observation[:, 6:8],
+                                  np.tile([float(state.target), 1.0], (3, 1)))
+    check_multiagent_environment(env)

@@ -29,6 +29,7 @@ FOLDERS = (
     "a2c",
     "ippo",
     "ippo_rnn",
+    "mappo",
     "alphazero",
 )
 

@@ -65,18 +65,32 @@ def meta_function_grids(target: Any, params: Any, hparams: Any, n: int = 121,
 
 def plot_meta_function(path: Path, target: Any, params: Any, hparams: Any, label: str) -> None:
     """Heat maps on the same axes: the evolved function (at each of the target's
-    `progress_panels` when it reads the training progress) and the hand-designed one."""
+    `progress_panels` when it reads the training progress, then its change between the first
+    and the last) and the hand-designed one."""
     plt = _pyplot()
     panels: list[tuple[np.ndarray, str]] = []
     for p in target.progress_panels or (0.0,):
         xs, ys, learned, hand = meta_function_grids(target, params, hparams, progress=p)
         at = f" at n/N = {p:g}" if target.progress_panels else ""
         panels.append((learned, f"{target.plot.learned_title}{at}\n{label}"))
+    # The learned panels share one colour scale; a function of the training progress also gets
+    # its change from the first panel to the last (diverging colours, symmetric about 0). The
+    # hand-designed function keeps its own scale.
+    scale = (float(min(z.min() for z, _ in panels)), float(max(z.max() for z, _ in panels)))
+    scales: list[tuple[float, float, str]] = [(*scale, "viridis")] * len(panels)
+    if len(panels) > 1:
+        change = panels[-1][0] - panels[0][0]
+        bound = max(float(np.abs(change).max()), 1e-12)
+        p0, p1 = target.progress_panels[0], target.progress_panels[-1]
+        panels.append((change, f"change from n/N = {p0:g} to {p1:g}\n{label}"))
+        scales.append((-bound, bound, "RdBu_r"))
     panels.append((hand, target.plot.hand_title))
+    scales.append((float(hand.min()), float(hand.max()), "viridis"))
     extent = (float(xs[0]), float(xs[-1]), float(ys[0]), float(ys[-1]))
     fig, axes = plt.subplots(1, len(panels), figsize=(5.25 * len(panels), 4.2))
-    for ax, (z, title) in zip(axes, panels, strict=True):
-        im = ax.imshow(z, origin="lower", extent=extent, aspect="auto", cmap="viridis")
+    for ax, (z, title), (vmin, vmax, cmap) in zip(axes, panels, scales, strict=True):
+        im = ax.imshow(z, origin="lower", extent=extent, aspect="auto", cmap=cmap,
+                       vmin=vmin, vmax=vmax)
         if np.ptp(z) > 0:
             ax.contour(xs, ys, z, levels=8, colors="white", linewidths=0.5, alpha=0.6)
         ax.set_xlabel(target.plot.x_label)

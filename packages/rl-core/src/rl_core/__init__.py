@@ -82,6 +82,7 @@ from rl_core.types import (
 from rl_core.wrappers import (
     AgentsAsBatch,
     AutoReset,
+    CentralisedCritic,
     ClipAction,
     EpisodeStatistics,
     NormalizeObservation,
@@ -102,7 +103,8 @@ __all__ = [
     "FINAL_RETURN_WINDOW", "final_return",
     "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
     "InitFn", "Policy", "UpdateFn", "check_algorithm", "find_state", "normalize_observation",
-    "AgentsAsBatch", "Algorithm", "AutoReset", "Box", "ChunkReport", "ClipAction", "CompiledRun",
+    "AgentsAsBatch", "Algorithm", "AutoReset", "Box", "CentralisedCritic", "ChunkReport",
+    "ClipAction", "CompiledRun",
     "Discrete",
     "Checkpointing", "MembersState",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",

@@ -261,6 +261,60 @@ class AgentsAsBatch(Wrapper):
         return state, self._view(ts)
 
 
+class CentralisedCritic(Wrapper):
+    """A multi-agent environment (the port's `[A, ...]` leaves, unvectorised, flat observations
+    `[D]`) whose observation also carries what a centralised critic sees (MAPPO: Yu, Velu,
+    Vinitsky, Gao, Wang, Bayen and Wu, 2022, "The Surprising Effectiveness of PPO in Cooperative
+    Multi-Agent Games"): agent a observes `[D + G + A]`, its own observation `[:D]`
+    (`actor_size`: all a decentralised actor may read), then the global state `[G]` (the
+    environment's `info["global_state"][a]` flattened where it has one, otherwise every agent's
+    observation concatenated, as JaxMARL's MAPPO world state for MPE), then its one-hot id
+    `[A]` (the paper's agent-specific global state). Put it below the episode and reset
+    wrappers, so that the true final observation carries its global state too."""
+
+    def __init__(self, env: Any):
+        super().__init__(env)
+        space = env.observation_space
+        if not (isinstance(space, Box) and len(space.shape) == 1):
+            raise ValueError("CentralisedCritic needs flat observations [D], got "
+                             f"{space}; flatten the environment's observation first")
+        self.num_agents = a = int(env.num_agents)
+        self.actor_size = d = int(space.shape[0])
+        _, ts = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+        self._from_info = "global_state" in ts.info
+        if self._from_info:
+            g = int(np.prod(ts.info["global_state"].shape[1:]))
+            low, high = np.full(g, -np.inf), np.full(g, np.inf)
+        else:
+            g = a * d
+            low, high = np.tile(space.low, a), np.tile(space.high, a)
+        self._observation_space = Box(np.concatenate([space.low, low, np.zeros(a)]),
+                                      np.concatenate([space.high, high, np.ones(a)]),
+                                      (d + g + a,))
+
+    @property
+    def observation_space(self) -> Any:
+        return self._observation_space
+
+    def _observe(self, ts: TimeStep) -> TimeStep:
+        a = self.num_agents
+        if self._from_info:
+            state = jnp.reshape(ts.info["global_state"], (a, -1)).astype(jnp.float32)
+        else:
+            state = jnp.broadcast_to(jnp.reshape(ts.observation, (1, -1)),
+                                     (a, a * self.actor_size))
+        obs = jnp.concatenate([ts.observation, state, jnp.eye(a, dtype=jnp.float32)], axis=1)
+        return ts._replace(observation=obs)
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.reset(key)
+        return state, self._observe(ts)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.step(state, action, key)
+        return state, self._observe(ts)
+
+
 def batch_ndim(env: Any) -> int:
     """1 when the wrapped environment is vectorised (leading `[N]` axis), else 0."""
     return 1 if hasattr(env, "num_envs") else 0

@@ -122,6 +122,11 @@ class ActorCritic(eqx.Module):
 
     Returns `(policy_output [d_out], value [])`; for a Gaussian policy the output is the mean and
     `log_std` (state-independent, `[d_out]`) is a parameter of its own.
+
+    With `actor_size` (a centralised critic, `rl_core.CentralisedCritic`; no torso) the actor
+    reads `x[:actor_size]` (the agent's own observation) and the critic `x[actor_size:]` (the
+    global state and the agent's id); `policy_output` runs the actor alone, so the same network
+    acts on the environment's own observations `[actor_size]`.
     """
 
     actor: MLP
@@ -130,29 +135,44 @@ class ActorCritic(eqx.Module):
     value_head: eqx.nn.Linear
     log_std: jax.Array | None
     torso: ImageTorso | None
+    actor_size: int | None = eqx.field(static=True)
 
     def __init__(self, key: jax.Array, d_obs: int, d_out: int, hidden: Sequence[int],
                  activation: str, gaussian: bool,
-                 image: tuple[int, tuple[int, int, int]] | None = None, cnn_channels: int = 0):
+                 image: tuple[int, tuple[int, int, int]] | None = None, cnn_channels: int = 0,
+                 actor_size: int | None = None):
         ka, kc, kp, kv, kt = jax.random.split(key, 5)
         self.torso = None if image is None else ImageTorso(kt, image[0], image[1], cnn_channels)
+        self.actor_size = actor_size
         d_in = d_obs if self.torso is None else self.torso.out_size(d_obs)
-        self.actor = MLP(ka, d_in, hidden, activation)
-        self.critic = MLP(kc, d_in, hidden, activation)
-        self.policy_head = orthogonal_linear(kp, self.actor.out_size or d_in, d_out, 0.01)
-        self.value_head = orthogonal_linear(kv, self.critic.out_size or d_in, 1, 1.0)
+        d_actor, d_critic = (d_in, d_in) if actor_size is None else (actor_size,
+                                                                     d_in - actor_size)
+        self.actor = MLP(ka, d_actor, hidden, activation)
+        self.critic = MLP(kc, d_critic, hidden, activation)
+        self.policy_head = orthogonal_linear(kp, self.actor.out_size or d_actor, d_out, 0.01)
+        self.value_head = orthogonal_linear(kv, self.critic.out_size or d_critic, 1, 1.0)
         self.log_std = jnp.zeros((d_out,), jnp.float32) if gaussian else None
 
     def __call__(self, x: jax.Array) -> tuple[Any, jax.Array]:
         x = x if self.torso is None else self.torso(x)
-        out: Any = self.policy_head(self.actor(x))
-        if self.log_std is not None:
-            out = (out, self.log_std)
-        return out, self.value_head(self.critic(x))[0]
+        return self._policy(x), self._value(x)
+
+    def policy_output(self, x: jax.Array) -> Any:
+        """The actor's output alone, from `x` or (with `actor_size`) from the agent's own
+        observation `x[:actor_size]` (which may be all of `x`)."""
+        return self._policy(x if self.torso is None else self.torso(x))
 
     def value(self, x: jax.Array) -> jax.Array:
-        x = x if self.torso is None else self.torso(x)
-        return self.value_head(self.critic(x))[0]
+        return self._value(x if self.torso is None else self.torso(x))
+
+    def _policy(self, x: jax.Array) -> Any:
+        out: Any = self.policy_head(self.actor(x if self.actor_size is None
+                                               else x[:self.actor_size]))
+        return out if self.log_std is None else (out, self.log_std)
+
+    def _value(self, x: jax.Array) -> jax.Array:
+        return self.value_head(self.critic(x if self.actor_size is None
+                                           else x[self.actor_size:]))[0]
 
 
 @jax.custom_vjp
@@ -251,13 +271,16 @@ def value_batch_major(model: ActorCritic, obs: jax.Array) -> jax.Array:
 
 def actor_critic_factory(dist: Any, d_obs: int, hidden: Sequence[int], activation: str,
                          image: tuple[int, tuple[int, int, int]] | None = None,
-                         cnn_channels: int = 0) -> Callable[[jax.Array], ActorCritic]:
+                         cnn_channels: int = 0,
+                         actor_size: int | None = None) -> Callable[[jax.Array], ActorCritic]:
     """`key -> ActorCritic` for a flat observation `[d_obs]` and an action distribution from
     `distribution_for` (a Gaussian gets its state-independent `log_std`); `image=(offset,
-    [H, W, C])` puts a shared convolution of `cnn_channels` filters over that part first."""
+    [H, W, C])` puts a shared convolution of `cnn_channels` filters over that part first;
+    `actor_size` splits the observation between a decentralised actor and a centralised
+    critic."""
     return partial(ActorCritic, d_obs=d_obs, d_out=dist.output_size, hidden=tuple(hidden),
                    activation=activation, gaussian=type(dist).__name__ == "DiagGaussian",
-                   image=image, cnn_channels=cnn_channels)
+                   image=image, cnn_channels=cnn_channels, actor_size=actor_size)
 
 
 def image_part(env: Any, part: str) -> tuple[int, tuple[int, int, int]]:

@@ -75,11 +75,13 @@ def prepare_observation(agent: Agent, obs: Any) -> jax.Array:
 
 def actor_critic_model(env: Any, config: Any) -> Callable[[jax.Array], Any]:
     """`key -> ActorCritic` for `env` (its observation flattened) and `config` (hidden_sizes,
-    activation, and optionally cnn_part/cnn_channels)."""
+    activation, and optionally cnn_part/cnn_channels); an environment with an `actor_size`
+    (`rl_core.CentralisedCritic`) gets a decentralised actor and a centralised critic."""
     part = getattr(config, "cnn_part", "")
     return actor_critic_factory(distribution_for(env.action_space), flat_size(
         env.observation_space), config.hidden_sizes, config.activation,
-        image_part(env, part) if part else None, getattr(config, "cnn_channels", 0))
+        image_part(env, part) if part else None, getattr(config, "cnn_channels", 0),
+        getattr(env, "actor_size", None))
 
 
 class ActorCriticSetup(NamedTuple):
@@ -123,16 +125,25 @@ def actor_critic_policy(env: Any, config: Any) -> Policy:
     """The policy of the actor-critic methods (PPO, DPO, LPO, VPG): the actor over the flattened
     (and, with saved statistics, normalised) observation. Greedy: the most probable legal action
     (the Gaussian's mean); otherwise a sample from the noise `dist.noise` draws. Extras: the
-    action's log-probability and the critic's value (what the on-policy losses need)."""
+    action's log-probability and the critic's value (what the on-policy losses need).
+
+    With a centralised critic (`env.actor_size`, `rl_core.CentralisedCritic`) it also acts on
+    the environment's own observations `[N, actor_size]` (evaluation, rendering: no global
+    state there), with the actor alone and a value of 0."""
     dist: Any = distribution_for(env.action_space)
     make_model = actor_critic_model(env, config)
     params_like, static = model_structure(make_model)
     like = Agent(params_like, obs_norm_like(config, flat_size(env.observation_space)))
+    actor_size = getattr(env, "actor_size", None)
 
     def act(agent: Agent, obs: Any, noise: Any, deterministic: bool,
             mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
         model = eqx.combine(agent.params, static)
-        out, value = jax.vmap(model)(prepare_observation(agent, obs))
+        x = prepare_observation(agent, obs)
+        if actor_size is not None and x.shape[-1] == actor_size:
+            out, value = jax.vmap(model.policy_output)(x), jnp.zeros(x.shape[:1], jnp.float32)
+        else:
+            out, value = jax.vmap(model)(x)
         action, extras = act_from_output(dist, out, noise, deterministic, mask)
         return action, {**extras, "value": value}
 
