@@ -1,8 +1,9 @@
 """Multi-agent runs through the CLI as a user drives them: `rl run --algo ippo` on a JaxMARL task
 trains every agent with one shared network and reports team returns (training and greedy
-evaluation alike), `rl eval` plays whole episodes of every agent; a single-agent algorithm on a
-multi-agent environment (and the reverse) is one line (test_hostile_input.py), and an interrupted
-IPPO run resumes bitwise (test_resume.py)."""
+evaluation alike), `rl eval` plays whole episodes of every agent, MAPPO's decentralised actor
+acts on the environment's own observations in `rl eval` and `rl render`; a single-agent
+algorithm on a multi-agent environment (and the reverse) is one line (test_hostile_input.py), and
+an interrupted IPPO run resumes bitwise (test_resume.py)."""
 
 from __future__ import annotations
 
@@ -79,3 +80,24 @@ def test_render_draws_every_agent_with_jaxmarls_visualiser(ippo_run: Path, capsy
     assert "over 26 steps (episode ended)" in " ".join(out.split())
     with Image.open(path) as gif:
         assert gif.n_frames == 27 and gif.size == (500, 500)
+
+
+def test_mappo_trains_evaluates_and_renders_on_the_envs_own_observations(tmp_path: Path,
+                                                                          capsys) -> None:
+    """MAPPO's critic reads the global state in training; `rl eval` and `rl render` step the
+    environment itself, whose observations the decentralised actor acts on."""
+    code, _, err = run_cli(["--no-compile-cache", "run", "--algo", "mappo", "--env", ENV,
+                            "--total-timesteps", str(8 * 128), "--set", "num_envs=4", "--set",
+                            "num_steps=32", "--eval-episodes", "4", "--logdir", str(tmp_path),
+                            "--run-name", "m", "--no-progress"], capsys)
+    assert code == 0, err
+    run = tmp_path / "m"
+    summary = json.loads((run / "summary.json").read_text())
+    assert np.all(np.array(summary["greedy_eval_return_per_member"]) < 0)
+    code, out, err = run_cli(["eval", str(run), "--episodes", "8"], capsys)
+    assert code == 0, err
+    res = json.loads((run / "eval-greedy.json").read_text())
+    assert res["agents"] == 3 and res["unfinished"] == [0]
+    code, out, err = run_cli(["render", str(run)], capsys)
+    assert code == 0, err
+    assert (run / "render-seed_0.gif").stat().st_size > 0
