@@ -1,9 +1,9 @@
 """Multi-agent runs through the CLI as a user drives them: `rl run --algo ippo` on a JaxMARL task
 trains every agent with one shared network and reports team returns (training and greedy
 evaluation alike), `rl eval` plays whole episodes of every agent, MAPPO's decentralised actor
-acts on the environment's own observations in `rl eval` and `rl render`; a single-agent
-algorithm on a multi-agent environment (and the reverse) is one line (test_hostile_input.py), and
-an interrupted IPPO run resumes bitwise (test_resume.py)."""
+and PQN-VDN's agents act on the environment's own observations in `rl eval` and `rl render`; a
+single-agent algorithm on a multi-agent environment (and the reverse) is one line
+(test_hostile_input.py), and an interrupted IPPO run resumes bitwise (test_resume.py)."""
 
 from __future__ import annotations
 
@@ -82,11 +82,13 @@ def test_render_draws_every_agent_with_jaxmarls_visualiser(ippo_run: Path, capsy
         assert gif.n_frames == 27 and gif.size == (500, 500)
 
 
-def test_mappo_trains_evaluates_and_renders_on_the_envs_own_observations(tmp_path: Path,
-                                                                          capsys) -> None:
-    """MAPPO's critic reads the global state in training; `rl eval` and `rl render` step the
-    environment itself, whose observations the decentralised actor acts on."""
-    code, _, err = run_cli(["--no-compile-cache", "run", "--algo", "mappo", "--env", ENV,
+@pytest.mark.parametrize("algo", ["mappo", "pqn_vdn"])
+def test_trains_evaluates_and_renders_on_the_envs_own_observations(algo: str, tmp_path: Path,
+                                                                   capsys) -> None:
+    """MAPPO's critic reads the global state in training, PQN-VDN learns the team's summed
+    Q-values; `rl eval` and `rl render` step the environment itself, whose observations each
+    agent acts on."""
+    code, _, err = run_cli(["--no-compile-cache", "run", "--algo", algo, "--env", ENV,
                             "--total-timesteps", str(8 * 128), "--set", "num_envs=4", "--set",
                             "num_steps=32", "--eval-episodes", "4", "--logdir", str(tmp_path),
                             "--run-name", "m", "--no-progress"], capsys)

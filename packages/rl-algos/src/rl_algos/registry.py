@@ -30,6 +30,7 @@ FOLDERS = (
     "ippo",
     "ippo_rnn",
     "mappo",
+    "pqn_vdn",
     "alphazero",
 )
 
