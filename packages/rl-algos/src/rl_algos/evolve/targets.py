@@ -97,27 +97,28 @@ def _ppo_drift_on_log_ratio(log_ratio: jax.Array, adv: jax.Array, hp: PPOHParams
     return ppo_drift(jnp.exp(log_ratio), adv, hp.clip_eps)
 
 
-TARGETS: dict[str, MetaTarget] = {
-    "drift": MetaTarget(
-        "drift", "LPO drift f(r, A) replacing PPO's clipped objective (Lu et al., 2022)",
-        lambda key, hidden, scale: init_drift(key, hidden, scale),
-        lambda hp, meta: LPOHParams(**hp._asdict(), drift=meta),
-        lpo_make_algorithm,
+def _drift_target(name: str, description: str, init: Callable[..., MetaMLP], learned_title: str,
+                  progress_panels: tuple[float, ...] = ()) -> MetaTarget:
+    """An LPO drift target (plain or temporally-aware: the drift's `init` decides): LPO's
+    algorithm with the meta-parameters as `LPOHParams.drift`, drawn over (log r, A) beside PPO's
+    drift."""
+    return MetaTarget(
+        name, description, lambda key, hidden, scale: init(key, hidden, scale),
+        lambda hp, meta: LPOHParams(**hp._asdict(), drift=meta), lpo_make_algorithm,
         _drift_on_log_ratio, _ppo_drift_on_log_ratio,
-        GridPlot("log r", (-0.5, 0.5), "advantage A", (-3.0, 3.0),
-                 "evolved drift f(r, A)", "PPO's drift ReLU((r - clip(r, 1±ε))A)"),
-    ),
-    "ta_lpo": MetaTarget(
+        GridPlot("log r", (-0.5, 0.5), "advantage A", (-3.0, 3.0), learned_title,
+                 "PPO's drift ReLU((r - clip(r, 1±ε))A)"),
+        progress_panels)
+
+
+TARGETS: dict[str, MetaTarget] = {
+    "drift": _drift_target(
+        "drift", "LPO drift f(r, A) replacing PPO's clipped objective (Lu et al., 2022)",
+        init_drift, "evolved drift f(r, A)"),
+    "ta_lpo": _drift_target(
         "ta_lpo", "temporally-aware LPO drift f(r, A, n/N), reading the training progress "
                   "(Jackson et al., 2024)",
-        lambda key, hidden, scale: init_ta_drift(key, hidden, scale),
-        lambda hp, meta: LPOHParams(**hp._asdict(), drift=meta),
-        lpo_make_algorithm,
-        _drift_on_log_ratio, _ppo_drift_on_log_ratio,
-        GridPlot("log r", (-0.5, 0.5), "advantage A", (-3.0, 3.0),
-                 "evolved drift f(r, A, n/N)", "PPO's drift ReLU((r - clip(r, 1±ε))A)"),
-        progress_panels=(0.0, 0.5, 0.9),
-    ),
+        init_ta_drift, "evolved drift f(r, A, n/N)", progress_panels=(0.0, 0.5, 0.9)),
     "value_loss": MetaTarget(
         "value_loss", "value loss L(V, target) replacing PPO's squared error",
         lambda key, hidden, scale: init_meta_mlp(key, VALUE_LOSS_FEATURES, hidden, scale),

@@ -12,5 +12,6 @@ convention), so an update consumes `num_envs * num_steps` of them and learns fro
 of the agents' returns), counted when an environment's episode ends."""
 
 from rl_algos.ippo.config import PRESETS, IPPOConfig, IPPOHParams
+from rl_algos.ppo.train import make_algorithm
 
-__all__ = ["PRESETS", "IPPOConfig", "IPPOHParams"]
+__all__ = ["PRESETS", "IPPOConfig", "IPPOHParams", "make_algorithm"]

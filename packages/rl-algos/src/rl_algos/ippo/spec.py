@@ -2,8 +2,7 @@
 
 from rl_algos.common.policy import actor_critic_policy
 from rl_algos.common.spec import ANY_ACTION, AlgoSpec
-from rl_algos.ippo.config import PRESETS, IPPOConfig, IPPOHParams
-from rl_algos.ppo.train import make_algorithm
+from rl_algos.ippo import PRESETS, IPPOConfig, IPPOHParams, make_algorithm
 
 SPEC = AlgoSpec(
     "ippo", "Independent PPO, one network shared by every agent (multi-agent environments)",

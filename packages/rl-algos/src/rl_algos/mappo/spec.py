@@ -9,5 +9,5 @@ SPEC = AlgoSpec(
              "state (multi-agent environments)",
     config_cls=MAPPOConfig, hparams_cls=MAPPOHParams, presets=PRESETS,
     make_algorithm=make_algorithm, make_policy=make_policy, action_spaces=ANY_ACTION,
-    data_parallel=True, extends="ppo", multi_agent=True,
+    data_parallel=True, extends="ippo", multi_agent=True,
 )

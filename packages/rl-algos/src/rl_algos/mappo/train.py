@@ -1,5 +1,5 @@
-"""MAPPO's training program and policy: PPO's on the environment seen through
-`rl_core.CentralisedCritic`."""
+"""MAPPO's training program and policy: IPPO's (PPO's update over the agents batched) on the
+environment seen through `rl_core.CentralisedCritic`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from rl_algos.common.config import ConfigError
 from rl_algos.common.policy import actor_critic_policy
+from rl_algos.ippo import make_algorithm as _ippo_make_algorithm
 from rl_algos.mappo.config import MAPPOConfig
-from rl_algos.ppo.train import make_algorithm as _ppo_make_algorithm
 from rl_core import Algorithm, Box, CentralisedCritic, DataAxis, Policy
 
 
@@ -24,7 +24,7 @@ def centralised(env: Any) -> CentralisedCritic:
 
 def make_algorithm(env: Any, config: MAPPOConfig, data_axis: DataAxis | None = None) -> Algorithm:
     """MAPPO on `env` (one unbatched environment of the multi-agent port)."""
-    return _ppo_make_algorithm(centralised(env), config, data_axis)
+    return _ippo_make_algorithm(centralised(env), config, data_axis)
 
 
 def make_policy(env: Any, config: MAPPOConfig) -> Policy:
