@@ -110,7 +110,7 @@ def test_ppo_loss_takes_another_objective() -> None:
         zeros,
         HP,
         normalize_advantages=False,
-        objective=lambda r, a, hp: r * a,
+        objective=lambda r, a, hp, progress: r * a,
     )
     # unclipped r A = [2, 2] -> pg = -2
     np.testing.assert_allclose(m["loss/policy"], -2.0, rtol=1e-6)

@@ -141,6 +141,9 @@ class ActorCritic(eqx.Module):
                  activation: str, gaussian: bool,
                  image: tuple[int, tuple[int, int, int]] | None = None, cnn_channels: int = 0,
                  actor_size: int | None = None):
+        if actor_size is not None and image is not None:
+            raise ValueError("ActorCritic: actor_size splits a flat observation; it cannot be "
+                             "combined with an image torso")
         ka, kc, kp, kv, kt = jax.random.split(key, 5)
         self.torso = None if image is None else ImageTorso(kt, image[0], image[1], cnn_channels)
         self.actor_size = actor_size

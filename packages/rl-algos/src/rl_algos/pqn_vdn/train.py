@@ -45,6 +45,24 @@ def team_targets(reward: jax.Array, next_max: jax.Array, terminated: jax.Array,
                             hp.q_lambda)
 
 
+def acting(prev_terminated: jax.Array, prev_over: jax.Array, terminated: jax.Array,
+           over: jax.Array) -> jax.Array:
+    """bool `[T, ...]`: the agents that act in each step of a rollout (are not out): not
+    terminated at the step before, unless that step ended the episode (the next one starts with
+    every agent in). `terminated`/`over` `[T, ...]` are the rollout's flags after each step,
+    `prev_*` `[...]` those of the step before the rollout."""
+    before = jnp.concatenate([prev_terminated[None], terminated[:-1]])
+    ended = jnp.concatenate([prev_over[None], over[:-1]])
+    return ~before | ended
+
+
+def team_q(q: jax.Array, action: jax.Array, acts: jax.Array) -> jax.Array:
+    """Q_tot `[B]` = Σ_a Q(o_a, u_a) over the agents that act, from `q [B, A, U]`, `action [B, A]`
+    and `acts` bool `[B, A]` (an agent that is out adds nothing, as in `team_targets`)."""
+    taken = jnp.take_along_axis(q, action[..., None], axis=-1)[..., 0]
+    return jnp.sum(jnp.where(acts, taken, 0.0), axis=-1)
+
+
 def make_algorithm(env: Any, config: PQNVDNConfig) -> Algorithm:
     """PQN-VDN on `env` (one unbatched environment of the multi-agent port, Discrete actions)."""
     config.validate()
@@ -62,10 +80,11 @@ def make_algorithm(env: Any, config: PQNVDNConfig) -> Algorithm:
         return initial_carry(key, make_model, venv, optimizer(hp).init)
 
     def loss_fn(params: Any, mb: Any):
-        """`mb`: `obs [B, A, ...]`, `action [B, A]`, `target [B]` (B team transitions)."""
+        """`mb`: `obs [B, A, ...]`, `action [B, A]`, `acts [B, A]`, `target [B]` (B team
+        transitions)."""
         q = q_values(params, mb["obs"].reshape(-1, *mb["obs"].shape[2:]))
-        q_taken = jnp.take_along_axis(q, mb["action"].reshape(-1)[:, None], axis=-1)[:, 0]
-        return q_loss(q_taken.reshape(-1, a).sum(axis=1), mb["target"], None)
+        return q_loss(team_q(q.reshape(-1, a, q.shape[-1]), mb["action"], mb["acts"]),
+                      mb["target"], None)
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
@@ -79,8 +98,10 @@ def make_algorithm(env: Any, config: PQNVDNConfig) -> Algorithm:
         targets = team_targets(per_env(traj.reward), per_env(masked_max(next_q, next_mask)),
                                per_env(traj.terminated), per_env(traj.info["episode_over"])[..., 0],
                                hp)
+        acts = acting(carry.timestep.terminated, carry.timestep.info["episode_over"],
+                      traj.terminated, traj.info["episode_over"])
         batch = {"obs": per_env(traj.observation), "action": per_env(traj.action),
-                 "target": targets}
+                 "acts": per_env(acts), "target": targets}
         batch = jax.tree.map(lambda x: x.reshape(t * n, *x.shape[2:]), batch)
         key, k_perm = jax.random.split(key)
         params, opt_state, metrics = sgd_epochs(grad_fn, optimizer(hp), ts_.params,
