@@ -125,6 +125,7 @@ def test_value_loss_target_runs(tmp_path: Path, capsys) -> None:
     assert code == 2 and "'value_loss' network" in err, err
 
 
+@pytest.mark.heavy
 def test_ta_lpo_target_runs_and_its_drift_trains_lpo(tmp_path: Path, capsys) -> None:
     code, _, err = run_cli([*TINY, "--meta", "ta_lpo", "--generations", "1", "--logdir",
                             str(tmp_path), "--run-name", "ta"], capsys)

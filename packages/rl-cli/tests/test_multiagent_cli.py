@@ -82,6 +82,7 @@ def test_render_draws_every_agent_with_jaxmarls_visualiser(ippo_run: Path, capsy
         assert gif.n_frames == 27 and gif.size == (500, 500)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("algo", ["mappo", "pqn_vdn"])
 def test_trains_evaluates_and_renders_on_the_envs_own_observations(algo: str, tmp_path: Path,
                                                                    capsys) -> None:

@@ -178,6 +178,8 @@ def test_data_parallel_refused_for_an_algorithm_without_it(monkeypatch, tmp_path
     code, _, err = run_cli(["--no-compile-cache", "run", "--algo", "nodp", "--env",
                             "gymnax/CartPole-v1", "--data-parallel", "--logdir", str(tmp_path)],
                            capsys)
-    assert code == 2 and err.strip() == ("rl: error: nodp has no data-parallel mode (ppo, dpo, "
-                                         "lpo, ippo have); drop --data-parallel")
+    having = ", ".join(n for n, s in registry.ALGORITHMS.items() if s.data_parallel)
+    assert having.startswith("ppo, dpo, lpo")
+    assert code == 2 and err.strip() == (f"rl: error: nodp has no data-parallel mode ({having} "
+                                         "have); drop --data-parallel")
     assert not any(tmp_path.iterdir())
