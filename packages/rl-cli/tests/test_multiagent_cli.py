@@ -104,3 +104,33 @@ def test_trains_evaluates_and_renders_on_the_envs_own_observations(algo: str, tm
     code, out, err = run_cli(["render", str(run)], capsys)
     assert code == 0, err
     assert (run / "render-seed_0.gif").stat().st_size > 0
+
+
+@pytest.mark.heavy
+def test_smax_reports_its_win_rate_and_renders_with_its_own_renderer(tmp_path: Path,
+                                                                    capsys) -> None:
+    """Recurrent IPPO on SMAX 3m against the heuristic enemy: the win rate in metrics.jsonl
+    (every chunk where a battle ended), in summary.json with its interval over the members, and
+    in the final table; `rl render` draws a battle with SMAX's renderer."""
+    from PIL import Image
+
+    code, out, err = run_cli(["--no-compile-cache", "run", "--algo", "ippo_rnn", "--env",
+                              "jaxmarl/SMAX_3m", "--num-seeds", "2", "--total-timesteps",
+                              str(8 * 8 * 64), "--set", "num_envs=8", "--set", "num_steps=64",
+                              "--set", "num_minibatches=2", "--eval-episodes", "0",
+                              "--logdir", str(tmp_path), "--run-name", "s", "--no-progress"],
+                             capsys)
+    assert code == 0, err
+    assert "final win rate" in out
+    run = tmp_path / "s"
+    summary = json.loads((run / "summary.json").read_text())
+    rates = summary["final_win_rate_per_member"]
+    assert len(rates) == 2 and all(0.0 <= r <= 1.0 for r in rates)
+    assert summary["final_win_rate_mean"] == pytest.approx(np.mean(rates))
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    ended = [r for r in rows if any(r["episodes"])]
+    assert ended and all(0.0 <= r["win_rate"] <= 1.0 for r in ended)
+    code, out, err = run_cli(["render", str(run)], capsys)
+    assert code == 0, err
+    with Image.open(run / "render-seed_0.gif") as gif:
+        assert gif.n_frames >= 2 and gif.size == (400, 400)

@@ -129,10 +129,10 @@ STOPS = {"ppo": (signal.SIGTERM, signal.SIGINT, signal.SIGKILL),
          "ippo": (signal.SIGINT, signal.SIGKILL)}
 
 
-# PPO's case in the default tier; the other carries' in the heavy one (each costs a reference
-# run and 3-4 `rl` processes).
-@pytest.mark.parametrize("algo", [a if a == "ppo" else pytest.param(a, marks=pytest.mark.heavy)
-                                  for a in sorted(STOPS)])
+# Every case in the heavy tier: each costs a reference run and 3-4 `rl` processes (PPO's, the
+# cheapest, about a minute on 2 cores); the default tier keeps the resume tests of one process.
+@pytest.mark.heavy
+@pytest.mark.parametrize("algo", sorted(STOPS))
 def test_stopped_run_resumes_bitwise(algo, references, tmp_path) -> None:
     """The run checkpoints and evaluates every two chunks (so a kill can fall between
     checkpoints, chunks logged after the newest are logged again on resume, and evaluating must

@@ -11,6 +11,7 @@ from rl_cli.stats import (
     bootstrap_ci95,
     bradley_terry_elo,
     final_returns,
+    final_win_rates,
     iqm,
     mean_ci95,
     wilson_ci95,
@@ -105,3 +106,21 @@ def test_bradley_terry_elo_recovers_ratings_and_stays_finite() -> None:
     score = np.array([[0.0, 100.0], [0.0, 0.0]])
     elo = bradley_terry_elo(score, np.array([[0.0, 100.0], [100.0, 0.0]]), anchor=1)
     assert np.isfinite(elo).all() and elo[0] > 600 and elo[1] == 0.0
+
+
+def test_final_win_rates_are_the_won_fraction_of_the_final_windows_episodes() -> None:
+    """Two members, 40 updates (the final window: the last 2): member 0 won 3 of the 4 episodes
+    that ended there, member 1 none of 2; an environment without wins reports nothing."""
+    from rl_cli.reporting import summarise_chunk
+
+    count = np.zeros((2, 40), np.float32)
+    won = np.zeros((2, 40), np.float32)
+    count[0, -2:], won[0, -2:] = [1, 3], [1, 2]
+    count[1, -1], won[0, 0], count[0, 0] = 2, 5, 5  # wins outside the window do not count
+    res = final_win_rates({"episode_won_sum": won, "episode_count": count})
+    assert res["final_win_rate_per_member"] == [0.75, 0.0]
+    assert res["final_win_rate_mean"] == pytest.approx(0.375)
+    assert final_win_rates({"episode_count": count}) == {}
+    chunk = summarise_chunk({"episode_return_sum": won, "episode_length_sum": count,
+                             "episode_count": count, "episode_won_sum": won})
+    assert chunk["win_rate"] == pytest.approx(np.mean([8 / 9, 0.0]))  # the whole chunk

@@ -1,6 +1,8 @@
-"""The jaxmarl backend behind the multi-agent port: the contract (three MPE tasks by default,
-every listed id under `-m slow`), padded observations and masked actions for agents of different
-sizes, the step limit as `truncated` on every agent at once, and a quiet import."""
+"""The jaxmarl backend behind the multi-agent port: the contract (three MPE tasks and SMAX 3m by
+default, every listed id under `-m slow`), padded observations and masked actions for agents of
+different sizes, the step limit as `truncated` on every agent at once, SMAX's flags (dead units
+terminated, a decided battle terminating everyone, its step limit truncating the living) and
+wins, and a quiet import."""
 
 from __future__ import annotations
 
@@ -12,12 +14,12 @@ import numpy as np
 import pytest
 
 import rl_envs
-from rl_core import AutoReset, check_multiagent_environment
+from rl_core import AutoReset, EpisodeStatistics, VectorEnv, check_multiagent_environment
 
 pytest.importorskip("jaxmarl")
 
 FAST = ["jaxmarl/MPE_simple_spread_v3", "jaxmarl/MPE_simple_speaker_listener_v4",
-        "jaxmarl/MPE_simple_reference_v3"]
+        "jaxmarl/MPE_simple_reference_v3", "jaxmarl/SMAX_3m"]
 
 
 @pytest.mark.parametrize("env_id", FAST)
@@ -33,9 +35,15 @@ def test_check_multiagent_environment_every_task(env_id: str) -> None:
 
 def test_every_listed_task_is_jaxmarls() -> None:
     import jaxmarl
+    from jaxmarl.environments.smax.smax_env import MAP_NAME_TO_SCENARIO
 
     names = [i.removeprefix("jaxmarl/") for i in rl_envs.list_envs("jaxmarl")]
-    assert len(names) == 8 and set(names) <= set(jaxmarl.registered_envs)
+    mpe = [n for n in names if n.startswith("MPE_")]
+    smax = [n.removeprefix("SMAX_") for n in names if n.startswith("SMAX_")]
+    assert len(mpe) == 8 and set(mpe) <= set(jaxmarl.registered_envs)
+    fixed = {k for k, v in MAP_NAME_TO_SCENARIO.items() if not v.smacv2_unit_type_generation}
+    assert set(smax) == fixed and len(mpe) + len(smax) == len(names)
+    assert {rl_envs.family(f"jaxmarl/SMAX_{s}") for s in smax} == {"smax"}
 
 
 def test_agents_of_different_sizes_are_padded_and_masked() -> None:
@@ -78,3 +86,65 @@ def test_making_an_environment_prints_nothing() -> None:
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout == "" and "ubmoduled" not in p.stderr, (p.stdout, p.stderr)
+
+
+def _smax_episodes(env, policy, num_steps: int):
+    """`num_steps` steps of 8 copies of SMAX `env` under `policy(ts) -> actions [8, A]`: per
+    step the flags, `won`, `alive`, the episode's length and return (`[T, 8, A]`, `[T, 8]`)."""
+    venv = VectorEnv(AutoReset(EpisodeStatistics(env)), 8)
+
+    def body(carry, k):
+        s, ts = carry
+        s, nts = venv.step(s, policy(ts), k)
+        i = nts.info
+        return (s, nts), (nts.terminated, nts.truncated, i["won"], i["alive"],
+                          i["episode_length"], i["episode_return"].sum(-1))
+
+    @jax.jit
+    def run(key):
+        return jax.lax.scan(body, venv.reset(key), jax.random.split(key, num_steps))[1]
+
+    return [np.asarray(x) for x in run(jax.random.PRNGKey(0))]
+
+
+def test_smax_dead_units_are_terminated_and_a_won_battle_ends_for_everyone() -> None:
+    """A scripted ally (attack the first enemy in range, else advance east) against the heuristic
+    enemy: battles are decided (won or lost) within the step limit; a unit out mid-battle is
+    terminated and nothing else is (`alive`, a state key, is the next episode's on a step that
+    ends one, so only mid-battle steps compare it); a decided battle terminates every ally;
+    `won` marks exactly the episodes the allies won, whose team return is 3 allies x (1 for the
+    enemies' health + 1 for the win)."""
+    env = rl_envs.make("jaxmarl/SMAX_3m")
+
+    def advance_or_attack(ts):
+        mask = ts.info["action_mask"]  # [8, 3, 8]: 4 moves, stop, attack one of 3 enemies
+        attack = mask[..., 5:]
+        return jax.numpy.where(attack.any(-1), attack.argmax(-1) + 5,
+                               jax.numpy.where(mask[..., 1], 1, 4))
+
+    term, trunc, won, alive, length, ret = _smax_episodes(env, advance_or_attack, 200)
+    over = (term | trunc).all(-1)
+    assert over.sum() >= 40 and not trunc.any()
+    np.testing.assert_array_equal(term[over], True)
+    np.testing.assert_array_equal(term[~over], ~alive[~over])  # mid-battle: out = dead
+    assert (~alive[~over]).any()  # some units died before their battle ended
+    np.testing.assert_array_equal(won.any(-1), won.all(-1))
+    assert not (won[..., 0] & ~over).any()
+    wins, losses = over & won[..., 0], over & ~won[..., 0]
+    assert wins.sum() >= 10 and losses.sum() >= 10, (wins.sum(), losses.sum())
+    np.testing.assert_allclose(ret[wins], 6.0, rtol=1e-5)
+    assert (ret[losses] < 6.0).all()
+
+
+def test_smax_step_limit_truncates_the_living_and_terminates_the_dead() -> None:
+    """With `max_steps=5` (JaxMARL's keyword, passed through) and allies that only stop, every
+    episode ends on the step limit (6 steps) undecided, before any unit is in range: every ally
+    is truncated, none terminated, and nobody won."""
+    env = rl_envs.make("jaxmarl/SMAX_3m", max_steps=5)
+    term, trunc, won, alive, length, _ = _smax_episodes(
+        env, lambda ts: jax.numpy.full((8, 3), 4), 30)
+    over = (term | trunc).all(-1)
+    np.testing.assert_array_equal(length[over], 6)
+    assert over.sum() == 8 * 5 and not won.any()
+    np.testing.assert_array_equal(trunc[over], True)
+    assert not trunc[~over].any() and not term.any() and alive.all()

@@ -15,12 +15,13 @@ from rl_cli.stats import finite_or_none, mean_ci95
 from rl_cli.trackers import TrackedWriter, Tracker
 
 # Metrics that count or sum over episodes; everything else is averaged over a chunk.
-_EPISODE_KEYS = ("episode_return_sum", "episode_length_sum", "episode_count")
+_EPISODE_KEYS = ("episode_return_sum", "episode_length_sum", "episode_count", "episode_won_sum")
 
 
 def summarise_chunk(metrics: dict[str, np.ndarray]) -> dict[str, Any]:
     """`[M, L]` metrics of one chunk -> per-member episode means (NaN when no episode finished)
-    and chunk means of every other metric, averaged over members."""
+    and chunk means of every other metric, averaged over members; `win_rate` (the members'
+    mean) where the environment reports wins and an episode ended."""
     count = metrics["episode_count"].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         ret = np.where(count > 0, metrics["episode_return_sum"].sum(1) / np.maximum(count, 1),
@@ -29,6 +30,12 @@ def summarise_chunk(metrics: dict[str, np.ndarray]) -> dict[str, Any]:
                           np.nan)
     out: dict[str, Any] = {"episode_return": ret, "episode_length": length,
                            "episodes": count}
+    if "episode_won_sum" in metrics:  # a game with a winner: the fraction of episodes won
+        won = metrics["episode_won_sum"].sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = _nanmean(np.where(count > 0, won / np.maximum(count, 1), np.nan))
+        if math.isfinite(rate):
+            out["win_rate"] = rate
     for k, v in metrics.items():
         if k not in _EPISODE_KEYS:
             out[k] = float(np.mean(v))
@@ -184,6 +191,9 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
         g = summary.get("greedy_eval_mean")
         row.append(f"{g:.2f} ± {summary['greedy_eval_ci95']:.2f}" if g is not None else "-")
     t.add_row(*row)
+    if summary.get("final_win_rate_mean") is not None:
+        t.add_row("final win rate", f"{summary['final_win_rate_mean']:.1%} ± "
+                                    f"{summary['final_win_rate_ci95']:.1%}")
     t.add_row("steps/s (all members)", f"{summary['steps_per_second']:,.0f}")
     t.add_row("compile s", f"{summary['compile_seconds']:.2f}")
     t.add_row("train s", f"{summary['run_seconds']:.2f}")

@@ -38,7 +38,7 @@ from rl_cli.resume import (
     write_atomic,
 )
 from rl_cli.session import claimed, new_run_dir, train_members
-from rl_cli.stats import final_returns, mean_ci95
+from rl_cli.stats import final_returns, final_win_rates, mean_ci95
 from rl_cli.trackers import open_tracker
 from rl_cli.watchdog import Watchdog
 from rl_core import FINAL_RETURN_DEFINITION
@@ -167,6 +167,7 @@ def execute(req: RunRequest, console: Console | None = None,
             "final_return_mean": None if not np.isfinite(mean) else mean,
             "final_return_ci95": None if not np.isfinite(ci) else ci,
             "final_return_definition": FINAL_RETURN_DEFINITION,
+            **final_win_rates(result.metrics),
             **(greedy or {}),
             "total_timesteps": total_steps,
             "compile_seconds": trained.compile_seconds,

@@ -11,8 +11,8 @@ import numpy as np
 
 # SciPy and rl_core (hence JAX) are imported where used: `rl --help` imports this module.
 
-__all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_returns", "finite_or_none", "iqm",
-           "mean_ci95", "wilson_ci95"]
+__all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_returns", "final_win_rates",
+           "finite_or_none", "iqm", "mean_ci95", "wilson_ci95"]
 
 
 def finite_or_none(x: object) -> float | None:
@@ -27,6 +27,21 @@ def final_returns(return_sum: np.ndarray, count: np.ndarray) -> np.ndarray:
     from rl_core import final_return
 
     return np.asarray(final_return(np.asarray(return_sum), np.asarray(count)))
+
+
+def final_win_rates(metrics: dict[str, np.ndarray]) -> dict[str, object]:
+    """A run's summary of wins, where its environment reports them (`episode_won_sum`: SMAX):
+    per member the fraction of the episodes ending in the final-return window that were won
+    (`final_returns`' window over the per-update win counts), their mean and its 95% interval;
+    nothing for an environment without wins."""
+    if "episode_won_sum" not in metrics:
+        return {}
+    rates = final_returns(np.asarray(metrics["episode_won_sum"]),
+                          np.asarray(metrics["episode_count"]))
+    mean, ci = mean_ci95(rates)
+    return {"final_win_rate_per_member": [finite_or_none(r) for r in rates],
+            "final_win_rate_mean": finite_or_none(mean),
+            "final_win_rate_ci95": finite_or_none(ci)}
 
 
 def _finite(values: np.ndarray) -> np.ndarray:

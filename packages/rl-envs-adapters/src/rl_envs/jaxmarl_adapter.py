@@ -1,7 +1,9 @@
 """JaxMARL behind the multi-agent port (Rutherford et al., 2023; `jaxmarl` 0.2): the Multi-Agent
-Particle Environments with discrete actions (see `rl_core.multiagent` for the port).
+Particle Environments with discrete actions, and SMAX against its heuristic enemy (see
+`rl_core.multiagent` for the port).
 
     env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")   # env.num_agents == 3
+    env = rl_envs.make("jaxmarl/SMAX_2s3z")              # 5 allies against 5 scripted enemies
 
 Each leaf carries the agent axis in JaxMARL's `env.agents` order. How JaxMARL's steps map onto
 the port:
@@ -16,7 +18,22 @@ the port:
   is nothing to mask); `env.obs_sizes` and `env.action_counts` give each agent's real sizes;
 * rewards are JaxMARL's per agent, `[A]` (a team's return is their sum).
 
-Not here yet: SMAX, Overcooked, Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
+SMAX (`SMAX_<scenario>`: JaxMARL's `HeuristicEnemySMAX` with its defaults, which are those of its
+baselines' configs: the enemy attacks the closest unit, units see the enemies' last actions,
+walls kill) keeps the learner's team, the allies, as the agents:
+* a unit that dies is `terminated` from that step on (it stays in the batch, its only legal
+  action the no-op); when the battle is decided (a side wiped out) every other ally is
+  `terminated` too; at JaxMARL's step limit (`max_steps`, 100) the allies still alive are
+  `truncated` (bootstrapped);
+* `info["action_mask"]` is JaxMARL's `get_avail_actions` (move, stop, attack an enemy in range),
+  `info["alive"]` which allies are alive, `info["global_state"]` JaxMARL's `world_state` (every
+  unit's features, the same for each agent) for a centralised critic, and `info["won"]` (bool,
+  every agent) marks the step on which the allies won: the enemies are all dead and an ally is
+  alive; the win rate is the fraction of episodes ending on such a step;
+* each ally's reward is the team's (JaxMARL's: the enemies' health lost over their team's, plus
+  1 for the win), so the team return sums `A` copies of it: at most `2 * A` in a won battle.
+
+Not here yet: Overcooked, Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
 with continuous actions (simple_world_comm, simple_facmac).
 """
 
@@ -42,7 +59,14 @@ ENV_NAMES: list[str] = [
     "MPE_simple_adversary_v3", "MPE_simple_tag_v3", "MPE_simple_push_v3",
     "MPE_simple_crypto_v3", "MPE_simple_reference_v3",
 ]
-FAMILY: dict[str, str] = {n: "mpe" for n in ENV_NAMES}
+# JaxMARL's scenarios with a fixed line-up (`smax_env.MAP_NAME_TO_SCENARIO`, less SMACv2's
+# random ones).
+SMAX_SCENARIOS: tuple[str, ...] = ("3m", "2s3z", "25m", "3s5z", "8m", "5m_vs_6m", "10m_vs_11m",
+                                   "27m_vs_30m", "3s5z_vs_3s6z", "3s_vs_5z", "6h_vs_8z")
+MPE_NAMES = list(ENV_NAMES)
+ENV_NAMES += [f"SMAX_{s}" for s in SMAX_SCENARIOS]
+FAMILY: dict[str, str] = {n: "mpe" for n in MPE_NAMES} | {
+    f"SMAX_{s}": "smax" for s in SMAX_SCENARIOS}
 
 
 @contextlib.contextmanager
@@ -76,6 +100,11 @@ def _make(name: str, **kwargs: Any) -> Any:
             import jaxmarl  # noqa: F401
     import jaxmarl
 
+    if FAMILY[name] == "smax":
+        from jaxmarl.environments.smax import map_name_to_scenario
+
+        scenario = map_name_to_scenario(name.removeprefix("SMAX_"))
+        return jaxmarl.make("HeuristicEnemySMAX", scenario=scenario, **kwargs)
     return jaxmarl.make(name, **kwargs)
 
 
@@ -103,26 +132,30 @@ class JaxMARLEnv:
             jnp.pad(jnp.ravel(obs[a]).astype(jnp.float32), (0, width - n))
             for a, n in zip(self.agents, self.obs_sizes, strict=True)])
 
-    def _timestep(self, obs: Any, rewards: Any, dones: Any) -> TimeStep:
+    def _timestep(self, obs: Any, state: Any, rewards: Any, dones: Any) -> TimeStep:
+        """The port's TimeStep from JaxMARL's dicts (`rewards` and `dones` None at reset)."""
         if dones is None:
             done = jnp.zeros((self.num_agents,), jnp.bool_)
-            reward = jnp.zeros((self.num_agents,), jnp.float32)
         else:
             done = jnp.stack([jnp.asarray(dones[a], jnp.bool_) for a in self.agents])
-            reward = jnp.stack([jnp.asarray(rewards[a], jnp.float32) for a in self.agents])
         return TimeStep(
-            observation=self._observation(obs), reward=reward,
+            observation=self._observation(obs), reward=self._reward(rewards),
             terminated=jnp.zeros((self.num_agents,), jnp.bool_), truncated=done,
             info=dict(self._info))
 
+    def _reward(self, rewards: Any) -> jax.Array:
+        if rewards is None:
+            return jnp.zeros((self.num_agents,), jnp.float32)
+        return jnp.stack([jnp.asarray(rewards[a], jnp.float32) for a in self.agents])
+
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         obs, state = self._env.reset(key)
-        return state, self._timestep(obs, None, None)
+        return state, self._timestep(obs, state, None, None)
 
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
         actions = {a: action[i] for i, a in enumerate(self.agents)}
         obs, state, rewards, dones, _ = self._env.step_env(key, state, actions)
-        return state, self._timestep(obs, rewards, dones)
+        return state, self._timestep(obs, state, rewards, dones)
 
     # -- watching (`rl render`) ------------------------------------------------------------------
 
@@ -156,10 +189,59 @@ class JaxMARLEnv:
         return f"JaxMARLEnv({self.name!r}, agents={self.num_agents})"
 
 
+class SMAXEnv(JaxMARLEnv):
+    """SMAX against JaxMARL's heuristic enemy, the allies as the agents; see the module
+    docstring for its flags and `info`."""
+
+    def _timestep(self, obs: Any, state: Any, rewards: Any, dones: Any) -> TimeStep:
+        a = self.num_agents
+        units = state.state  # SMAX's own state inside the heuristic enemy's
+        alive = units.unit_alive[:a]
+        allies_out = ~jnp.any(alive)
+        enemies_out = ~jnp.any(units.unit_alive[a:])
+        over = jnp.asarray(False) if dones is None else jnp.asarray(dones["__all__"], jnp.bool_)
+        decided = over & (allies_out | enemies_out)
+        avail = self._env.get_avail_actions(state)
+        world = jnp.ravel(obs["world_state"]).astype(jnp.float32)
+        info = {
+            "action_mask": jnp.stack([avail[n] for n in self.agents]).astype(jnp.bool_),
+            "alive": alive,
+            "global_state": jnp.broadcast_to(world, (a, world.shape[0])),
+            "won": jnp.broadcast_to(decided & enemies_out & ~allies_out, (a,)),
+        }
+        return TimeStep(
+            observation=self._observation(obs), reward=self._reward(rewards),
+            terminated=~alive | decided, truncated=over & ~decided & alive, info=info)
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """An animated GIF of one episode drawn by SMAX's own renderer (allies blue, enemies
+        green, a unit under fire lighter, each unit's type letter), one frame per step: the
+        renderer's frame as it rasterises it, from the units' positions and last attacks."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        from rl_envs._frames import save_gif
+
+        smax = self._env._env  # SMAX itself, both teams, inside the heuristic enemy's wrapper
+        fig = Figure(figsize=(5, 5), dpi=80)  # square: the renderer reshapes its raster (w, h)
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        frames = []
+        for t, state in enumerate(states):
+            units = jax.device_get(state.state)
+            attacks = {a: int(units.prev_attack_actions[i]) for i, a in enumerate(smax.agents)}
+            image = smax.init_render(ax, (None, units, attacks), 0, t)
+            frames.append(np.asarray(image.get_array())[..., :3].copy())
+        save_gif(frames, path, fps=4)
+
+    def __repr__(self) -> str:
+        return f"SMAXEnv({self.name!r}, allies={self.num_agents})"
+
+
 def agent_count(name: str) -> int:
     """The number of agents of task `name` with its default arguments (`rl envs` lists it)."""
     return len(_make(name).agents)
 
 
 def make(name: str, **kwargs: Any) -> JaxMARLEnv:
-    return JaxMARLEnv(name, **kwargs)
+    return (SMAXEnv if FAMILY[name] == "smax" else JaxMARLEnv)(name, **kwargs)

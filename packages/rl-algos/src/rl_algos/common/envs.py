@@ -57,13 +57,18 @@ def episode_metrics(info: dict[str, Any], terminated: Any, truncated: Any) -> di
     """Sums over the finished episodes of a rollout (`[T, N]` leaves): the host divides by the
     count over whatever window it reports, so windows with no finished episode stay honest. A
     multi-agent stack's actors (`AgentsAsBatch`) count their team's episode when it ends
-    (`info["episode_over"]`), not when the agent itself is out."""
+    (`info["episode_over"]`), not when the agent itself is out. An environment whose `info`
+    has `won` (bool: the step ended the episode in the learner's win) adds `episode_won_sum`,
+    from which the host reports the win rate."""
     import jax.numpy as jnp
 
     done = info.get("episode_over", jnp.logical_or(terminated, truncated))
-    return {
+    sums = {
         "episode_return_sum": jnp.sum(jnp.where(done, info["episode_return"], 0.0)),
         "episode_length_sum": jnp.sum(jnp.where(done, info["episode_length"], 0)).astype(
             jnp.float32),
         "episode_count": jnp.sum(done).astype(jnp.float32),
     }
+    if "won" in info:  # a game with a winner (SMAX): episodes that ended on the learner's win
+        sums["episode_won_sum"] = jnp.sum(done & info["won"]).astype(jnp.float32)
+    return sums
