@@ -13,10 +13,10 @@ import pytest
 import rl_envs
 from rl_algos.common.config import ConfigError
 from rl_algos.common.distributions import distribution_for
+from rl_algos.common.envs import centralised
 from rl_algos.common.networks import actor_critic_factory
 from rl_algos.common.policy import actor_critic_model
 from rl_algos.mappo import MAPPOConfig, make_policy
-from rl_algos.mappo.train import centralised
 from rl_core import Agent, Discrete, agents_as_batch
 
 
@@ -36,10 +36,11 @@ def test_the_policy_acts_alike_on_own_and_centralised_observations() -> None:
     env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")
     config = MAPPOConfig(hidden_sizes=(16,))
     policy = make_policy(env, config)
-    model = actor_critic_model(centralised(env), config)(jax.random.PRNGKey(1))
+    model = actor_critic_model(centralised(env, "mappo"), config)(jax.random.PRNGKey(1))
     agent = Agent(eqx.filter(model, eqx.is_array))
     _, raw = jax.vmap(env.reset)(jax.random.split(jax.random.PRNGKey(0), 4))
-    _, full = jax.vmap(centralised(env).reset)(jax.random.split(jax.random.PRNGKey(0), 4))
+    _, full = jax.vmap(centralised(env, "mappo").reset)(
+        jax.random.split(jax.random.PRNGKey(0), 4))
     raw, full = agents_as_batch(raw), agents_as_batch(full)
     noise = policy.noise(jax.random.PRNGKey(2), (12,))
     for deterministic in (True, False):
@@ -55,3 +56,64 @@ def test_the_policy_acts_alike_on_own_and_centralised_observations() -> None:
 def test_settings_the_split_cannot_take_are_refused(field: str) -> None:
     with pytest.raises(ConfigError, match=field):
         MAPPOConfig(**{field: True}).validate()
+
+
+def test_the_recurrent_actor_and_critic_read_their_own_parts_and_keep_their_own_state() -> None:
+    """Recurrent MAPPO's network: two GRUs, the actor's on `x[:4]`, the critic's on `x[4:]`; the
+    state holds the actor's half then the critic's; `actor_step` (own observation alone) gives
+    the actor's half and the policy output that `step` gives on the whole input."""
+    from rl_algos.common.recurrent import RecurrentActorCritic
+
+    model = RecurrentActorCritic(jax.random.PRNGKey(0), 10, 5, (16,), 8, (16,), "tanh", False,
+                                 actor_size=4)
+    assert model.hidden_size == 16
+    x = jax.random.normal(jax.random.PRNGKey(1), (10,))
+    h = jax.random.normal(jax.random.PRNGKey(2), (16,))
+    first = jnp.asarray(False)
+    g_actor = jax.grad(lambda v: jnp.sum(model.step(h, v, first)[1] ** 2))(x)
+    g_critic = jax.grad(lambda v: model.step(h, v, first)[2])(x)
+    assert np.all(np.asarray(g_actor[4:]) == 0.0) and np.any(np.asarray(g_actor[:4]) != 0.0)
+    assert np.all(np.asarray(g_critic[:4]) == 0.0) and np.any(np.asarray(g_critic[4:]) != 0.0)
+    g_state = jax.grad(lambda s: jnp.sum(model.step(s, x, first)[1] ** 2))(h)
+    assert np.all(np.asarray(g_state[8:]) == 0.0)  # the actor never reads the critic's memory
+    h_full, out_full, _ = model.step(h, x, first)
+    h_own, out_own = model.actor_step(h, x[:4], first)
+    np.testing.assert_array_equal(out_own, out_full)
+    np.testing.assert_array_equal(h_own[:8], h_full[:8])
+    np.testing.assert_array_equal(h_own[8:], h[8:])
+
+
+def test_recurrent_mappo_trains_and_its_policy_acts_on_the_envs_own_observations() -> None:
+    """A few updates of `mappo_rnn` on simple_spread (its critic's GRU reads every agent's
+    observation and the agent's id), then its policy with memory steps the environment's own
+    observations with the actor alone: the actions and log-probabilities of the same actor on
+    the centralised ones, a value of 0."""
+    from rl_algos.mappo_rnn import MAPPORNNConfig
+    from rl_algos.mappo_rnn import make_algorithm as make_rnn
+    from rl_algos.mappo_rnn import make_policy as make_rnn_policy
+    from rl_algos.ppo import PPOHParams
+    from rl_core import make_train
+
+    env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")
+    config = MAPPORNNConfig(total_timesteps=3 * 4 * 16, num_envs=4, num_steps=16,
+                            num_minibatches=2, hidden_sizes=(16,), rnn_hidden=8,
+                            head_sizes=(16,))
+    res = jax.jit(make_train(make_rnn(env, config)))(jax.random.PRNGKey(0), PPOHParams())
+    assert np.isfinite(np.asarray(res.metrics["loss/total"])).all()
+    assert float(np.asarray(res.metrics["episode_count"]).sum()) > 0
+    agent = Agent(res.state.train_state.params)
+    policy = make_rnn_policy(env, config)
+    _, raw = jax.vmap(env.reset)(jax.random.split(jax.random.PRNGKey(0), 4))
+    _, full = jax.vmap(centralised(env, "mappo_rnn").reset)(
+        jax.random.split(jax.random.PRNGKey(0), 4))
+    raw, full = agents_as_batch(raw), agents_as_batch(full)
+    state, first = policy.initial_state(12), jnp.ones((12,), jnp.bool_)
+    assert state.shape == (12, 16)
+    noise = policy.noise(jax.random.PRNGKey(2), (12,))
+    a_raw, e_raw, h_raw = policy.step(agent, state, raw.observation, first, noise, False)
+    a_full, e_full, h_full = policy.step(agent, state, full.observation, first, noise, False)
+    np.testing.assert_array_equal(a_raw, a_full)
+    np.testing.assert_allclose(e_raw["log_prob"], e_full["log_prob"], rtol=1e-6)
+    np.testing.assert_array_equal(h_raw[:, :8], h_full[:, :8])
+    assert np.all(np.asarray(e_raw["value"]) == 0.0)
+    assert np.any(np.asarray(e_full["value"]) != 0.0)

@@ -30,6 +30,7 @@ FOLDERS = (
     "ippo",
     "ippo_rnn",
     "mappo",
+    "mappo_rnn",
     "pqn_vdn",
     "alphazero",
 )

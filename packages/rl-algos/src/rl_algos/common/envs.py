@@ -8,6 +8,7 @@ from rl_core import (
     AgentsAsBatch,
     AutoReset,
     Box,
+    CentralisedCritic,
     ClipAction,
     EpisodeStatistics,
     FlattenObservation,
@@ -51,6 +52,18 @@ def make_vector_env(
     if isinstance(env.action_space, Box):
         venv = ClipAction(venv)
     return venv
+
+
+def centralised(env: Any, algo: str) -> CentralisedCritic:
+    """`env` (one multi-agent environment) with the critic's input after each agent's
+    observation (`rl_core.CentralisedCritic`: MAPPO's); what it cannot take is one line naming
+    `algo`."""
+    from rl_algos.common.config import ConfigError
+
+    try:
+        return CentralisedCritic(env)
+    except ValueError as e:
+        raise ConfigError(f"{algo}: {e}") from None
 
 
 def episode_metrics(info: dict[str, Any], terminated: Any, truncated: Any) -> dict[str, Any]:

@@ -45,7 +45,14 @@ class RecurrentActorCritic(eqx.Module):
     """`torso` MLP (shared) -> `eqx.nn.GRUCell` of `rnn_hidden` units -> separate actor and
     critic MLPs (`head_sizes`) with PPO's orthogonal heads (gains 0.01 and 1). For one
     environment: `step(h [H], x [d_obs], first []) -> (h' [H], policy_output, value [])`; a
-    Gaussian's state-independent `log_std` is a parameter of its own, as in `ActorCritic`."""
+    Gaussian's state-independent `log_std` is a parameter of its own, as in `ActorCritic`.
+
+    With `actor_size` (a centralised critic, `rl_core.CentralisedCritic`: recurrent MAPPO, as
+    JaxMARL's `mappo_rnn` baselines build it) actor and critic are two recurrent networks: the
+    actor's torso and GRU read `x[:actor_size]` (the agent's own observation), the critic's
+    (`critic_torso`, `critic_cell`) read `x[actor_size:]` (the global state and the agent's
+    id). The state `[2 * rnn_hidden]` holds the actor's then the critic's; `actor_step` advances
+    the actor alone, so the same network acts on the environment's own observations."""
 
     torso: MLP
     cell: eqx.nn.GRUCell
@@ -54,12 +61,25 @@ class RecurrentActorCritic(eqx.Module):
     policy_head: eqx.nn.Linear
     value_head: eqx.nn.Linear
     log_std: jax.Array | None
+    critic_torso: MLP | None
+    critic_cell: eqx.nn.GRUCell | None
+    actor_size: int | None = eqx.field(static=True)
 
     def __init__(self, key: jax.Array, d_obs: int, d_out: int, hidden: Sequence[int],
-                 rnn_hidden: int, head_sizes: Sequence[int], activation: str, gaussian: bool):
+                 rnn_hidden: int, head_sizes: Sequence[int], activation: str, gaussian: bool,
+                 actor_size: int | None = None):
         kt, kg, ka, kc, kp, kv = jax.random.split(key, 6)
-        self.torso = MLP(kt, d_obs, hidden, activation)
-        self.cell = eqx.nn.GRUCell(self.torso.out_size or d_obs, rnn_hidden, key=kg)
+        self.actor_size = actor_size
+        d_actor = d_obs if actor_size is None else actor_size
+        self.torso = MLP(kt, d_actor, hidden, activation)
+        self.cell = eqx.nn.GRUCell(self.torso.out_size or d_actor, rnn_hidden, key=kg)
+        if actor_size is None:
+            self.critic_torso = self.critic_cell = None
+        else:
+            kt2, kg2 = jax.random.split(kc)  # the critic's recurrent input layers
+            self.critic_torso = MLP(kt2, d_obs - actor_size, hidden, activation)
+            self.critic_cell = eqx.nn.GRUCell(self.critic_torso.out_size or d_obs - actor_size,
+                                              rnn_hidden, key=kg2)
         self.actor = MLP(ka, rnn_hidden, head_sizes, activation)
         self.critic = MLP(kc, rnn_hidden, head_sizes, activation)
         self.policy_head = orthogonal_linear(kp, self.actor.out_size or rnn_hidden, d_out, 0.01)
@@ -68,23 +88,39 @@ class RecurrentActorCritic(eqx.Module):
 
     @property
     def hidden_size(self) -> int:
-        return int(self.cell.hidden_size)
+        """The size of the state: the GRU's, or the actor's and the critic's together."""
+        return int(self.cell.hidden_size) * (1 if self.actor_size is None else 2)
 
     def core(self, h: jax.Array, x: jax.Array) -> jax.Array:
         """The next hidden state after observing `x` from state `h` (no reset)."""
-        return self.cell(self.torso(x), h)
+        if self.critic_cell is None or self.critic_torso is None:
+            return self.cell(self.torso(x), h)
+        n, d = self.cell.hidden_size, self.actor_size
+        return jnp.concatenate([self.cell(self.torso(x[:d]), h[:n]),
+                                self.critic_cell(self.critic_torso(x[d:]), h[n:])])
+
+    def _policy(self, h_actor: jax.Array) -> Any:
+        out: Any = self.policy_head(self.actor(h_actor))
+        return out if self.log_std is None else (out, self.log_std)
 
     def heads(self, h: jax.Array) -> tuple[Any, jax.Array]:
-        out: Any = self.policy_head(self.actor(h))
-        if self.log_std is not None:
-            out = (out, self.log_std)
-        return out, self.value_head(self.critic(h))[0]
+        n = self.cell.hidden_size
+        h_actor, h_critic = (h, h) if self.actor_size is None else (h[:n], h[n:])
+        return self._policy(h_actor), self.value_head(self.critic(h_critic))[0]
 
     def step(self, h: jax.Array, x: jax.Array, first: jax.Array) -> tuple[jax.Array, Any,
                                                                           jax.Array]:
         h = self.core(reset_hidden(h, first), x)
         out, value = self.heads(h)
         return h, out, value
+
+    def actor_step(self, h: jax.Array, x: jax.Array, first: jax.Array) -> tuple[jax.Array, Any]:
+        """With `actor_size`: the actor alone on the agent's own observation `x [actor_size]`
+        (the critic's half of the state is left as it is) -> `(h', policy_output)`."""
+        n = self.cell.hidden_size
+        h = reset_hidden(h, first)
+        h_actor = self.cell(self.torso(x), h[:n])
+        return h.at[:n].set(h_actor), self._policy(h_actor)
 
     def value(self, h: jax.Array, x: jax.Array) -> jax.Array:
         """The value of observing `x` from state `h` without a reset (the true next observation
@@ -105,13 +141,15 @@ class RecurrentActorCritic(eqx.Module):
 
 def recurrent_model(env: Any, config: Any) -> Callable[[jax.Array], RecurrentActorCritic]:
     """`key -> RecurrentActorCritic` for `env` (its observation flattened) and `config`
-    (hidden_sizes, rnn_hidden, head_sizes, activation)."""
+    (hidden_sizes, rnn_hidden, head_sizes, activation); an environment with an `actor_size`
+    (`rl_core.CentralisedCritic`) gets a recurrent actor and a recurrent centralised critic."""
     dist = distribution_for(env.action_space)
     return partial(RecurrentActorCritic, d_obs=flat_size(env.observation_space),
                    d_out=dist.output_size, hidden=tuple(config.hidden_sizes),
                    rnn_hidden=config.rnn_hidden, head_sizes=tuple(config.head_sizes),
                    activation=config.activation,
-                   gaussian=type(dist).__name__ == "DiagGaussian")
+                   gaussian=type(dist).__name__ == "DiagGaussian",
+                   actor_size=getattr(env, "actor_size", None))
 
 
 def recurrent_actor_critic_policy(env: Any, config: Any) -> Policy:
@@ -120,20 +158,31 @@ def recurrent_actor_critic_policy(env: Any, config: Any) -> Policy:
     on the (flattened, and with saved statistics normalised) observation, and acts from the new
     state as the feed-forward actor-critic policy does (greedy: the most probable legal action or
     the Gaussian's mean; otherwise a sample of the given noise). Extras: log-probability and
-    value. `act` is `step` from fresh states (an episode's first action)."""
+    value. `act` is `step` from fresh states (an episode's first action).
+
+    With a centralised critic (`env.actor_size`) the state is `[N, 2 * rnn_hidden]`, and on the
+    environment's own observations `[N, actor_size]` (evaluation, rendering) the actor acts
+    alone, with a value of 0."""
     dist: Any = distribution_for(env.action_space)
     make_model = recurrent_model(env, config)
     params_like, static = model_structure(make_model)
     like = Agent(params_like, obs_norm_like(config, flat_size(env.observation_space)))
+    actor_size = getattr(env, "actor_size", None)
+    state_size = config.rnn_hidden * (1 if actor_size is None else 2)
 
     def initial_state(n: int) -> jax.Array:
-        return jnp.zeros((n, config.rnn_hidden), jnp.float32)
+        return jnp.zeros((n, state_size), jnp.float32)
 
     def step(agent: Agent, state: jax.Array, obs: Any, first: jax.Array, noise: Any,
              deterministic: bool, mask: jax.Array | None = None,
              explore: Any = None) -> tuple[jax.Array, Any, jax.Array]:
         model = eqx.combine(agent.params, static)
-        h, out, value = jax.vmap(model.step)(state, prepare_observation(agent, obs), first)
+        x = prepare_observation(agent, obs)
+        if actor_size is not None and x.shape[-1] == actor_size:
+            h, out = jax.vmap(model.actor_step)(state, x, first)
+            value = jnp.zeros(x.shape[:1], jnp.float32)
+        else:
+            h, out, value = jax.vmap(model.step)(state, x, first)
         p = dist.params(out, mask)
         action = dist.mode(p) if deterministic else dist.sample_with(p, noise)
         extras = {"log_prob": dist.log_prob(p, action), "value": value}
