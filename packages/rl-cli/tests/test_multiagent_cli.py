@@ -109,15 +109,17 @@ def test_trains_evaluates_and_renders_on_the_envs_own_observations(algo: str, tm
 @pytest.mark.heavy
 def test_smax_reports_its_win_rate_and_renders_with_its_own_renderer(tmp_path: Path,
                                                                     capsys) -> None:
-    """Recurrent IPPO on SMAX 3m against the heuristic enemy: the win rate in metrics.jsonl
-    (every chunk where a battle ended), in summary.json with its interval over the members, and
-    in the final table; `rl render` draws a battle with SMAX's renderer."""
+    """Recurrent MAPPO on SMAX 3m against the heuristic enemy (its critic's GRU reads SMAX's
+    world state): the win rate in metrics.jsonl (every chunk where a battle ended), in
+    summary.json with its interval over the members, and in the final table; the greedy
+    evaluation and `rl render` (SMAX's renderer) run the recurrent actor alone on the
+    environment's own observations."""
     from PIL import Image
 
-    code, out, err = run_cli(["--no-compile-cache", "run", "--algo", "ippo_rnn", "--env",
+    code, out, err = run_cli(["--no-compile-cache", "run", "--algo", "mappo_rnn", "--env",
                               "jaxmarl/SMAX_3m", "--num-seeds", "2", "--total-timesteps",
                               str(8 * 8 * 64), "--set", "num_envs=8", "--set", "num_steps=64",
-                              "--set", "num_minibatches=2", "--eval-episodes", "0",
+                              "--set", "num_minibatches=2", "--eval-episodes", "2",
                               "--logdir", str(tmp_path), "--run-name", "s", "--no-progress"],
                              capsys)
     assert code == 0, err
@@ -127,6 +129,7 @@ def test_smax_reports_its_win_rate_and_renders_with_its_own_renderer(tmp_path: P
     rates = summary["final_win_rate_per_member"]
     assert len(rates) == 2 and all(0.0 <= r <= 1.0 for r in rates)
     assert summary["final_win_rate_mean"] == pytest.approx(np.mean(rates))
+    assert np.all(np.isfinite(summary["greedy_eval_return_per_member"]))
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     ended = [r for r in rows if any(r["episodes"])]
     assert ended and all(0.0 <= r["win_rate"] <= 1.0 for r in ended)
