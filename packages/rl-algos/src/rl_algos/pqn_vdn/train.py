@@ -18,17 +18,18 @@ from rl_algos.common.qvalues import (
     q_agent,
     q_lambda_returns,
     q_loss,
+    q_policy,
 )
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
-from rl_algos.pqn.train import make_policy as _pqn_policy
 from rl_algos.pqn.train import q_network_model
 from rl_algos.pqn_vdn.config import PQNVDNConfig
 from rl_core import Algorithm, Policy, RunnerState, rollout
 
 
 def make_policy(env: Any, config: PQNVDNConfig) -> Policy:
-    """Each agent's ε-greedy acting on its own observation: PQN's."""
-    return _pqn_policy(env, config)
+    """Each agent's ε-greedy acting on its own observation, with PQN's Q-network."""
+    check_spaces(env, "pqn_vdn")
+    return q_policy(q_network_model(env, config))
 
 
 def team_targets(reward: jax.Array, next_max: jax.Array, terminated: jax.Array,
