@@ -25,7 +25,7 @@ training episodes that ended in the last 5% of updates, per seed, averaged over 
 column counts the HLO operations executed per update per seed (`executed_ops`).
 
     uv run --group bench python tools/bench_ippo.py --seeds 1,8 [--timesteps 1000000]
-        [--repeats 3]
+        [--repeats 3] [--fast-update]
     taskset -c 0 uv run --group bench python tools/bench_ippo.py --seeds 1,8   # one core
 """
 
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,10 @@ ENV_ID = "jaxmarl/MPE_simple_spread_v3"
 PRESET = "mpe"
 
 
-def ours(timesteps: int, n: int) -> tuple[Any, tuple, Callable[[Any], float]]:
-    """Our IPPO at its `mpe` preset (JaxMARL's yaml), `timesteps` environment steps per seed."""
+def ours(timesteps: int, n: int, fast_update: bool = False,
+         ) -> tuple[Any, tuple, Callable[[Any], float]]:
+    """Our IPPO at its `mpe` preset (JaxMARL's yaml), `timesteps` environment steps per seed;
+    `fast_update`: PPO's same update in its faster arrangement (`--set fast_update=true`)."""
     import rl_algos
     import rl_core
     import rl_envs
@@ -64,7 +67,8 @@ def ours(timesteps: int, n: int) -> tuple[Any, tuple, Callable[[Any], float]]:
 
     spec = rl_algos.get("ippo")
     preset = spec.presets[PRESET]
-    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
+    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps,
+                                "fast_update": fast_update})
     hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
     train = rl_core.make_train(spec.make_algorithm(rl_envs.make(ENV_ID), config))
     return seeded(train, hp, n)
@@ -83,6 +87,8 @@ def main() -> None:
                     help="environment steps per seed")
     ap.add_argument("--seeds", default="1,8")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--fast-update", action="store_true",
+                    help="ours with fast_update=true (PPO's faster arrangement of its update)")
     a = ap.parse_args()
     per_update = theirs.CONFIG["NUM_ENVS"] * theirs.CONFIG["NUM_STEPS"]
     updates = a.timesteps // per_update
@@ -91,10 +97,11 @@ def main() -> None:
     steps = updates * per_update  # environment steps per seed that both run
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, MPE_simple_spread_v3, "
           f"{steps:,} environment steps per seed ({updates} updates); run times are medians "
-          f"over {a.repeats} interleaved repeats (ours, jaxmarl, ours, ...)")
+          f"over {a.repeats} interleaved repeats (ours, jaxmarl, ours, ...)"
+          f"{'; ours with fast_update' if a.fast_update else ''}")
     print(f"{'seeds':>5} {'program':>8} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'ours/theirs':>11} {'team return':>11} {'ops/update':>11}")
-    impls = {"ours": ours, "jaxmarl": jaxmarl}
+    impls = {"ours": partial(ours, fast_update=a.fast_update), "jaxmarl": jaxmarl}
     for n in [int(s) for s in a.seeds.split(",")]:
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls.items()}
         outs, runs = interleaved(progs, a.repeats)

@@ -112,8 +112,8 @@ def test_smax_reports_its_win_rate_and_renders_with_its_own_renderer(tmp_path: P
     """Recurrent MAPPO on SMAX 3m against the heuristic enemy (its critic's GRU reads SMAX's
     world state): the win rate in metrics.jsonl (every chunk where a battle ended), in
     summary.json with its interval over the members, and in the final table; the greedy
-    evaluation and `rl render` (SMAX's renderer) run the recurrent actor alone on the
-    environment's own observations."""
+    evaluation, `rl eval` (each member's win rate with its Wilson interval) and `rl render`
+    (SMAX's renderer) run the recurrent actor alone on the environment's own observations."""
     from PIL import Image
 
     code, out, err = run_cli(["--no-compile-cache", "run", "--algo", "mappo_rnn", "--env",
@@ -130,6 +130,14 @@ def test_smax_reports_its_win_rate_and_renders_with_its_own_renderer(tmp_path: P
     assert len(rates) == 2 and all(0.0 <= r <= 1.0 for r in rates)
     assert summary["final_win_rate_mean"] == pytest.approx(np.mean(rates))
     assert np.all(np.isfinite(summary["greedy_eval_return_per_member"]))
+    assert all(w in (0.0, 0.5, 1.0) for w in summary["greedy_eval_win_rate_per_member"])
+    code, out, err = run_cli(["eval", str(run), "--episodes", "16"], capsys)
+    assert code == 0, err
+    assert "won (95% CI)" in " ".join(out.split())
+    res = json.loads((run / "eval-greedy.json").read_text())
+    assert res["unfinished"] == [0, 0] and len(res["win_rate"]) == 2
+    for rate, (low, high) in zip(res["win_rate"], res["win_rate_ci95"], strict=True):
+        assert 0.0 <= low <= rate <= high <= 1.0 and high - low > 0.1  # 16 battles: wide
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     ended = [r for r in rows if any(r["episodes"])]
     assert ended and all(0.0 <= r["win_rate"] <= 1.0 for r in ended)

@@ -73,6 +73,8 @@ def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
         "greedy_eval_ci95": float(ci) if np.isfinite(ci) else None,
         "greedy_eval_episodes": episodes,
         "greedy_eval_seconds": played.compile_seconds + played.run_seconds,
+        **({} if played.won is None else  # a game with a winner: the share of episodes won
+           {"greedy_eval_win_rate_per_member": [float(w) for w in played.won.mean(axis=1)]}),
     }
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from rl_cli.errors import UserError
 from rl_cli.play import play_episodes
 from rl_cli.rundir import check_not_training, read_run_config
-from rl_cli.stats import finite_or_none, mean_ci95
+from rl_cli.stats import finite_or_none, mean_ci95, wilson_ci95
 
 MAX_EPISODES = 1_000_000  # episodes per member: all members' episodes are held in memory at once
 
@@ -66,6 +66,15 @@ class EvalResult(NamedTuple):
     compile_seconds: float
     run_seconds: float
     agents: int = 1  # a multi-agent environment's: each return is its agents' team return
+    won: np.ndarray | None = None  # bool [M, N] where the environment reports wins (SMAX)
+
+    def win_rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per member: the share of episodes won, and its Wilson 95% interval `[M, 2]`, where
+        the environment reports wins (`info["won"]`)."""
+        assert self.won is not None
+        n = self.won.shape[1]
+        return (self.won.mean(axis=1),
+                np.array([wilson_ci95(int(w.sum()), n) for w in self.won]))
 
     @property
     def finished(self) -> np.ndarray:
@@ -110,6 +119,9 @@ class EvalResult(NamedTuple):
         }
         if self.opponent is not None:
             out.update({k: v.tolist() for k, v in self.outcome_rates().items()})
+        if self.won is not None:
+            rates, bounds = self.win_rates()
+            out.update({"win_rate": rates.tolist(), "win_rate_ci95": bounds.tolist()})
         return out
 
 
@@ -233,7 +245,7 @@ def evaluate(run_dir: str | Path, episodes: int = 100, seed: int = 0,
         deterministic=not stochastic, episodes=episodes, members=run.members,
         returns=played.returns, lengths=played.lengths,
         compile_seconds=played.compile_seconds, run_seconds=played.run_seconds,
-        agents=getattr(run.env, "num_agents", None) or 1,
+        agents=getattr(run.env, "num_agents", None) or 1, won=played.won,
     )
 
 
@@ -249,6 +261,8 @@ def eval_table(res: EvalResult) -> Any:
             "mean length"]
     rates = res.outcome_rates() if res.opponent else {}
     cols += ["win", "draw", "loss"] if rates else []
+    won = res.win_rates() if res.won is not None else None
+    cols += ["won (95% CI)"] if won is not None else []
     for col in cols:
         table.add_column(col, justify="left" if col == "member" else "right")
     for i, name in enumerate(res.members):
@@ -256,12 +270,16 @@ def eval_table(res: EvalResult) -> Any:
                f"{np.mean(res.lengths[i]):.1f}"]
         row += [f"{rates[k][i]:.1%}" for k in ("win_rate", "draw_rate", "loss_rate")] if rates \
             else []
+        if won is not None:
+            row.append(f"{won[0][i]:.1%} ({won[1][i, 0]:.0%}–{won[1][i, 1]:.0%})")
         table.add_row(*row)
     table.add_section()
     mean, ci = res.overall
     row = ["mean", f"{mean:.3f}", f"±{ci:.3f}", f"{np.mean(res.lengths):.1f}"]
     row += [f"{np.mean(rates[k]):.1%}" for k in ("win_rate", "draw_rate", "loss_rate")] if rates \
         else []
+    if won is not None:
+        row.append(f"{np.mean(won[0]):.1%}")
     table.add_row(*row)
     unfinished = (~res.finished).sum(axis=1)
     caption = f"compile {res.compile_seconds:.1f} s, play {res.run_seconds:.1f} s"

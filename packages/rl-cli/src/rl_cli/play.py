@@ -32,6 +32,7 @@ class Played(NamedTuple):
     lengths: np.ndarray  # int [M, N]
     compile_seconds: float
     run_seconds: float
+    won: np.ndarray | None = None  # bool [M, N] where the environment reports wins (SMAX)
 
 
 def play_episodes(env: Any, policy: Any, agents: Any, episodes: int, seed: int = 0,
@@ -60,12 +61,14 @@ def compile_play(env: Any, policy: Any, agents_like: Any, episodes: int, seed: i
     play = jax.jit(jax.vmap(play_fn(env, policy, episodes, deterministic), in_axes=(0, None)))
     key = jax.random.PRNGKey(seed)
     compiled = play.lower(agents_like, key).compile()
+    wins = "won" in jax.eval_shape(env.reset, key)[1].info
 
     def run(agents: Any) -> Played:
         t0 = time.perf_counter()
-        returns, lengths, done = jax.block_until_ready(compiled(agents, key))
+        returns, lengths, done, won = jax.block_until_ready(compiled(agents, key))
         return Played(np.where(np.asarray(done), np.asarray(returns, np.float64), np.nan),
-                      np.asarray(lengths), 0.0, time.perf_counter() - t0)
+                      np.asarray(lengths), 0.0, time.perf_counter() - t0,
+                      np.asarray(won) if wins else None)
 
     return run
 
@@ -76,7 +79,8 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
     stop counting when it ends), acting with the policy (`rl_core.policy_step`: a policy with
     memory carries its state from step to step of each episode). In a multi-agent environment
     the policy acts for every agent, an episode's return is the team's (the sum of its agents'
-    rewards) and it ends when every agent is out."""
+    rewards) and it ends when every agent is out. Also `won [N]`: the episode ended on a step
+    the environment marks won (`info["won"]`; False throughout where it has none)."""
     import jax
     import jax.numpy as jnp
 
@@ -86,12 +90,15 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
     agents = getattr(env, "num_agents", None) or 1
     actors = episodes * agents
 
-    def per_episode(ts: Any) -> tuple[jax.Array, jax.Array]:
-        """The step's team reward and whether the episode ended, `[episodes]` each."""
-        over = (ts.terminated | ts.truncated).reshape(episodes, agents)
-        return ts.reward.reshape(episodes, agents).sum(axis=1), jnp.all(over, axis=1)
+    def per_episode(ts: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """The step's team reward, whether the episode ended and whether it was won,
+        `[episodes]` each."""
+        over = jnp.all((ts.terminated | ts.truncated).reshape(episodes, agents), axis=1)
+        won = jnp.zeros_like(over) if "won" not in ts.info else (
+            over & jnp.any(ts.info["won"].reshape(episodes, agents), axis=1))
+        return ts.reward.reshape(episodes, agents).sum(axis=1), over, won
 
-    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
         k_reset, key = jax.random.split(key)
         state, ts = venv.reset(k_reset)
 
@@ -99,24 +106,26 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
             return ~jnp.all(c[2]) & (c[5] < MAX_STEPS)
 
         def body(c):
-            state, ts, done, ret, length, t, key, memory = c
+            state, ts, done, ret, length, t, key, memory, won = c
             key, k_act, k_step = jax.random.split(key, 3)
             # No auto-reset: every episode runs from the first step on, so no state is reset.
             action, _, memory = policy_step(
                 policy, agent, memory, ts.observation, jnp.zeros((actors,), jnp.bool_),
                 policy.noise(k_act, (actors,)), deterministic, ts.info.get("action_mask"))
             state, ts = venv.step(state, action, k_step)
-            reward, over = per_episode(ts)
+            reward, over, won_now = per_episode(ts)
             live = ~done
             ret = ret + jnp.where(live, reward, 0.0)
             length = length + live.astype(jnp.int32)
+            won = won | (live & won_now)
             done = done | over
-            return state, ts, done, ret, length, t + 1, key, memory
+            return state, ts, done, ret, length, t + 1, key, memory, won
 
         zeros = jnp.zeros((episodes,), jnp.float32)
         init = (state, ts, zeros.astype(jnp.bool_), zeros, zeros.astype(jnp.int32),
-                jnp.zeros((), jnp.int32), key, initial_policy_state(policy, actors))
-        _, _, done, ret, length, _, _, _ = jax.lax.while_loop(cond, body, init)
-        return ret, length, done
+                jnp.zeros((), jnp.int32), key, initial_policy_state(policy, actors),
+                zeros.astype(jnp.bool_))
+        _, _, done, ret, length, _, _, _, won = jax.lax.while_loop(cond, body, init)
+        return ret, length, done, won
 
     return play
