@@ -117,3 +117,36 @@ def test_recurrent_mappo_trains_and_its_policy_acts_on_the_envs_own_observations
     np.testing.assert_array_equal(h_raw[:, :8], h_full[:, :8])
     assert np.all(np.asarray(e_raw["value"]) == 0.0)
     assert np.any(np.asarray(e_full["value"]) != 0.0)
+
+
+@pytest.mark.heavy  # SMAX's heuristic enemy under the whole stack: a long compile on 2 cores
+def test_the_win_rate_counts_each_smax_battle_once_through_the_training_stack() -> None:
+    """SMAX 3m through the algorithms' stack (`make_vector_env`: agents batched, each battle's
+    flags and `won` repeated per ally) under a scripted ally (attack the first enemy in range,
+    else advance east): `episode_won_sum / episode_count` equals the share of battles won,
+    counted per environment from the flags and rewards (a won battle's team return is 6)."""
+    from rl_algos.common.envs import episode_metrics, make_vector_env
+    from rl_core import rollout
+
+    env = rl_envs.make("jaxmarl/SMAX_3m")
+    venv = make_vector_env(env, 8)  # 24 actors
+
+    def policy(ts, _key):
+        mask = ts.info["action_mask"]
+        attack = mask[:, 5:]
+        action = jnp.where(attack.any(-1), attack.argmax(-1) + 5, jnp.where(mask[:, 1], 1, 4))
+        return action, {}
+
+    @jax.jit
+    def run(key):
+        env_state, ts = venv.reset(key)
+        return rollout(venv, policy, env_state, ts, key, 100)[1]
+
+    traj = run(jax.random.PRNGKey(0))
+    metrics = episode_metrics(traj.info, traj.terminated, traj.truncated)
+    over = np.asarray(traj.info["episode_over"]).reshape(100, 8, 3)[..., 0]  # per environment
+    team = np.asarray(traj.info["episode_return"]).reshape(100, 8, 3)[..., 0]
+    battles, wins = over.sum(), (over & (team > 5.99)).sum()
+    assert battles >= 30 and 0 < wins < battles
+    assert float(metrics["episode_count"]) == 3 * battles  # once per ally, as the wins
+    assert float(metrics["episode_won_sum"]) / float(metrics["episode_count"]) == wins / battles

@@ -138,8 +138,8 @@ def test_smax_dead_units_are_terminated_and_a_won_battle_ends_for_everyone() -> 
 
 def test_smax_step_limit_truncates_the_living_and_terminates_the_dead() -> None:
     """With `max_steps=5` (JaxMARL's keyword, passed through) and allies that only stop, every
-    episode ends on the step limit (6 steps) undecided, before any unit is in range: every ally
-    is truncated, none terminated, and nobody won."""
+    episode ends on the step limit (6 steps) undecided, too soon for the enemy to kill a marine:
+    every ally is truncated, none terminated, and nobody won."""
     env = rl_envs.make("jaxmarl/SMAX_3m", max_steps=5)
     term, trunc, won, alive, length, _ = _smax_episodes(
         env, lambda ts: jax.numpy.full((8, 3), 4), 30)

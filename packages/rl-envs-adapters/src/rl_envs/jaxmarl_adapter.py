@@ -23,15 +23,16 @@ baselines' configs: the enemy attacks the closest unit, units see the enemies' l
 walls kill) keeps the learner's team, the allies, as the agents:
 * a unit that dies is `terminated` from that step on (it stays in the batch, its only legal
   action the no-op); when the battle is decided (a side wiped out) every other ally is
-  `terminated` too; at JaxMARL's step limit (`max_steps`, 100) the allies still alive are
+  `terminated` too; at JaxMARL's step limit (`max_steps`, 100: at most 101 steps a battle,
+  the limit checked before the step counts) the allies still alive are
   `truncated` (bootstrapped);
 * `info["action_mask"]` is JaxMARL's `get_avail_actions` (move, stop, attack an enemy in range),
   `info["alive"]` which allies are alive, `info["global_state"]` JaxMARL's `world_state` (every
   unit's features, the same for each agent) for a centralised critic, and `info["won"]` (bool,
   every agent) marks the step on which the allies won: the enemies are all dead and an ally is
   alive; the win rate is the fraction of episodes ending on such a step;
-* each ally's reward is the team's (JaxMARL's: the enemies' health lost over their team's, plus
-  1 for the win), so the team return sums `A` copies of it: at most `2 * A` in a won battle.
+* each ally's reward is the team's (JaxMARL's: each enemy's lost fraction of its own health,
+  averaged over the enemies, plus 1 for the win), so the team return sums `A` copies of it: at most `2 * A` in a won battle.
 
 Not here yet: Overcooked, Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
 with continuous actions (simple_world_comm, simple_facmac).
