@@ -32,7 +32,8 @@ walls kill) keeps the learner's team, the allies, as the agents:
   every agent) marks the step on which the allies won: the enemies are all dead and an ally is
   alive; the win rate is the fraction of episodes ending on such a step;
 * each ally's reward is the team's (JaxMARL's: each enemy's lost fraction of its own health,
-  averaged over the enemies, plus 1 for the win), so the team return sums `A` copies of it: at most `2 * A` in a won battle.
+  averaged over the enemies, plus 1 for the win), so the team return sums `A` copies of it:
+  at most `2 * A` in a won battle.
 
 Not here yet: Overcooked, Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
 with continuous actions (simple_world_comm, simple_facmac).
