@@ -61,14 +61,13 @@ def compile_play(env: Any, policy: Any, agents_like: Any, episodes: int, seed: i
     play = jax.jit(jax.vmap(play_fn(env, policy, episodes, deterministic), in_axes=(0, None)))
     key = jax.random.PRNGKey(seed)
     compiled = play.lower(agents_like, key).compile()
-    wins = "won" in jax.eval_shape(env.reset, key)[1].info
 
     def run(agents: Any) -> Played:
         t0 = time.perf_counter()
         returns, lengths, done, won = jax.block_until_ready(compiled(agents, key))
         return Played(np.where(np.asarray(done), np.asarray(returns, np.float64), np.nan),
                       np.asarray(lengths), 0.0, time.perf_counter() - t0,
-                      np.asarray(won) if wins else None)
+                      None if won is None else np.asarray(won))
 
     return run
 
@@ -80,7 +79,7 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
     memory carries its state from step to step of each episode). In a multi-agent environment
     the policy acts for every agent, an episode's return is the team's (the sum of its agents'
     rewards) and it ends when every agent is out. Also `won [N]`: the episode ended on a step
-    the environment marks won (`info["won"]`; False throughout where it has none)."""
+    the environment marks won (`info["won"]`; None where the environment has no wins)."""
     import jax
     import jax.numpy as jnp
 
@@ -98,7 +97,7 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
             over & jnp.any(ts.info["won"].reshape(episodes, agents), axis=1))
         return ts.reward.reshape(episodes, agents).sum(axis=1), over, won
 
-    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    def play(agent: Any, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, Any]:
         k_reset, key = jax.random.split(key)
         state, ts = venv.reset(k_reset)
 
@@ -125,7 +124,7 @@ def play_fn(env: Any, policy: Any, episodes: int, deterministic: bool) -> Any:
         init = (state, ts, zeros.astype(jnp.bool_), zeros, zeros.astype(jnp.int32),
                 jnp.zeros((), jnp.int32), key, initial_policy_state(policy, actors),
                 zeros.astype(jnp.bool_))
-        _, _, done, ret, length, _, _, _, won = jax.lax.while_loop(cond, body, init)
-        return ret, length, done, won
+        _, ts, done, ret, length, _, _, _, won = jax.lax.while_loop(cond, body, init)
+        return ret, length, done, won if "won" in ts.info else None
 
     return play

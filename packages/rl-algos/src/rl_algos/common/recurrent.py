@@ -168,7 +168,7 @@ def recurrent_actor_critic_policy(env: Any, config: Any) -> Policy:
     params_like, static = model_structure(make_model)
     like = Agent(params_like, obs_norm_like(config, flat_size(env.observation_space)))
     actor_size = getattr(env, "actor_size", None)
-    state_size = config.rnn_hidden * (1 if actor_size is None else 2)
+    state_size = eqx.combine(params_like, static).hidden_size
 
     def initial_state(n: int) -> jax.Array:
         return jnp.zeros((n, state_size), jnp.float32)
