@@ -42,6 +42,16 @@ def test_rewards_are_scaled_before_summing_into_the_target() -> None:
                                [[0.3], [0.7]], rtol=1e-6)
 
 
+def test_a_shared_reward_counts_once_for_the_team() -> None:
+    """`team_reward="mean"` (SMAX: every agent handed the team's reward): terminal steps, so the
+    targets are the rewards averaged over the agents, then scaled."""
+    terminated = jnp.ones((2, 1, 2), bool)
+    over = jnp.ones((2, 1), bool)
+    hp = PQNVDNHParams(gamma=0.5, q_lambda=0.5, reward_scale=10.0)
+    np.testing.assert_allclose(team_targets(REWARD, NEXT_MAX, terminated, over, hp, "mean"),
+                               [[15.0], [35.0]], rtol=1e-6)
+
+
 def test_team_q_sums_the_taken_values_of_the_agents_that_act() -> None:
     q = jnp.arange(2 * 3 * 4, dtype=jnp.float32).reshape(2, 3, 4)  # [B=2, A=3, U=4]
     action = jnp.array([[0, 1, 3], [2, 2, 0]])

@@ -76,7 +76,7 @@ class RecurrentActorCritic(eqx.Module):
         if actor_size is None:
             self.critic_torso = self.critic_cell = None
         else:
-            kt2, kg2 = jax.random.split(kc)  # the critic's recurrent input layers
+            kc, kt2, kg2 = jax.random.split(kc, 3)  # the critic's head and recurrent input
             self.critic_torso = MLP(kt2, d_obs - actor_size, hidden, activation)
             self.critic_cell = eqx.nn.GRUCell(self.critic_torso.out_size or d_obs - actor_size,
                                               rnn_hidden, key=kg2)

@@ -33,15 +33,17 @@ def make_policy(env: Any, config: PQNVDNConfig) -> Policy:
 
 
 def team_targets(reward: jax.Array, next_max: jax.Array, terminated: jax.Array,
-                 episode_over: jax.Array, hp: Any) -> jax.Array:
+                 episode_over: jax.Array, hp: Any, team_reward: str = "sum") -> jax.Array:
     """The team's Q(λ) targets `[T, N]` from per-agent leaves `[T, N, A]` (`episode_over`
-    `[T, N]`): reward summed over the agents (scaled by `hp.reward_scale`), next value the sum of
+    `[T, N]`): the agents' rewards summed (or averaged, `team_reward="mean"`: a shared reward
+    handed to every agent) and scaled by `hp.reward_scale`, next value the sum of
     the agents' max Q over their legal actions, an agent terminated at the step adding nothing;
     the team terminates when every agent has, and bootstraps (truncated) when its episode ends
     otherwise."""
     team_terminated = jnp.all(terminated, axis=-1)
     next_value = jnp.sum(jnp.where(terminated, 0.0, next_max), axis=-1)
-    return q_lambda_returns(jnp.sum(reward, axis=-1) * hp.reward_scale, next_value,
+    team = jnp.mean(reward, axis=-1) if team_reward == "mean" else jnp.sum(reward, axis=-1)
+    return q_lambda_returns(team * hp.reward_scale, next_value,
                             team_terminated, episode_over & ~team_terminated, hp.gamma,
                             hp.q_lambda)
 
@@ -98,7 +100,7 @@ def make_algorithm(env: Any, config: PQNVDNConfig) -> Algorithm:
         next_mask = traj.info.get("final_action_mask", traj.info.get("action_mask"))
         targets = team_targets(per_env(traj.reward), per_env(masked_max(next_q, next_mask)),
                                per_env(traj.terminated), per_env(traj.info["episode_over"])[..., 0],
-                               hp)
+                               hp, config.team_reward)
         acts = acting(carry.timestep.terminated, carry.timestep.info["episode_over"],
                       traj.terminated, traj.info["episode_over"])
         batch = {"obs": per_env(traj.observation), "action": per_env(traj.action),
