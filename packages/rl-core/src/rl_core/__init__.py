@@ -28,6 +28,7 @@ from rl_core.multiagent import (
     check_multiagent_environment,
     episode_over,
 )
+from rl_core.multiagent_wrappers import AgentsAsBatch, CentralisedCritic
 from rl_core.observations import (
     FlattenObservation,
     FlattenStructuredObservation,
@@ -80,9 +81,7 @@ from rl_core.types import (
     policy_step,
 )
 from rl_core.wrappers import (
-    AgentsAsBatch,
     AutoReset,
-    CentralisedCritic,
     ClipAction,
     EpisodeStatistics,
     NormalizeObservation,
