@@ -326,6 +326,9 @@ CASES: dict[str, Case] = {
         "run"),
     "run multi-agent env": Case(["run", "--algo", "ppo", "--env", "jaxmarl/MPE_simple_spread_v3"],
                                 "train it with 'ippo'"),
+    "shaping without a shaping reward": Case(
+        ["run", "--algo", "ippo", "--env", "jaxmarl/MPE_simple_spread_v3", "--set",
+         "reward_shaping_horizon=1000"], "reports no shaping reward"),
     "run multi-agent algo": Case(["run", "--algo", "ippo", "--env", "gymnax/CartPole-v1"],
                                  "ippo trains multi-agent environments"),
     "run planner off a board game": Case(["run", "--algo", "alphazero", "--env",

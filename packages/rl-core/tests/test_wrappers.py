@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rl_core import (
+    AnnealedRewardShaping,
     AutoReset,
     Box,
     ClipAction,
@@ -23,6 +24,7 @@ from rl_core import (
     NormalizeReward,
     TimeStep,
     VectorEnv,
+    find_state,
     flatten_observation,
 )
 
@@ -275,6 +277,48 @@ def test_normalize_reward_scales_by_std_of_discounted_return(make_counter_env) -
     np.testing.assert_allclose(ts.reward, [0.6213698, 1.8641093], rtol=2e-4)
     np.testing.assert_allclose(state.discounted_return, [1.0, 3.0])
     assert ts.reward.dtype == jnp.float32
+
+
+def _shaped(env):
+    """`env` whose steps also report a shaping reward of 10 (`info["shaped_reward"]`)."""
+
+    class Shaped:
+        observation_space, action_space = env.observation_space, env.action_space
+
+        def reset(self, key):
+            state, ts = env.reset(key)
+            return state, ts._replace(info={**ts.info, "shaped_reward": jnp.float32(0.0)})
+
+        def step(self, state, action, key):
+            state, ts = env.step(state, action, key)
+            return state, ts._replace(info={**ts.info, "shaped_reward": jnp.float32(10.0)})
+
+    return Shaped()
+
+
+def test_annealed_reward_shaping_falls_linearly_and_leaves_the_returns_alone(
+        make_counter_env) -> None:
+    """A horizon of 4 steps: the shaping's weight is 1, 0.75, 0.5, 0.25, then 0 for good, across
+    the episode boundary (episodes of 3 steps); the episode statistics below count the
+    environment's own reward (1 a step)."""
+    raw = VectorEnv(AutoReset(EpisodeStatistics(_shaped(make_counter_env(terminate_at=3)))), 2)
+    env = AnnealedRewardShaping(raw, 4)
+    step = jax.jit(env.step)
+    state, ts = env.reset(KEY)
+    rewards, returns = [], []
+    for _ in range(7):
+        state, ts = step(state, jnp.zeros(2, jnp.int32), KEY)
+        rewards.append(ts.reward)
+        returns.append(ts.info["episode_return"])
+    np.testing.assert_allclose(np.stack(rewards)[:, 0], [11, 8.5, 6, 3.5, 1, 1, 1])
+    np.testing.assert_array_equal(np.stack(returns)[[2, 5], 0], [3.0, 3.0])
+    assert float(state.steps) == 4.0 and ts.reward.dtype == jnp.float32
+    assert find_state(env, state, VectorEnv) is state.env_state
+
+
+def test_annealed_reward_shaping_refuses_an_empty_horizon(make_counter_env) -> None:
+    with pytest.raises(ValueError, match="horizon > 0"):
+        AnnealedRewardShaping(VectorEnv(make_counter_env(), 2), 0)
 
 
 # --- ClipAction ------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from rl_core import AutoReset, EpisodeStatistics, VectorEnv, check_multiagent_en
 pytest.importorskip("jaxmarl")
 
 FAST = ["jaxmarl/MPE_simple_spread_v3", "jaxmarl/MPE_simple_speaker_listener_v4",
-        "jaxmarl/MPE_simple_reference_v3", "jaxmarl/SMAX_3m"]
+        "jaxmarl/MPE_simple_reference_v3", "jaxmarl/SMAX_3m", "jaxmarl/Overcooked_cramped_room"]
 
 
 @pytest.mark.parametrize("env_id", FAST)
@@ -42,8 +42,13 @@ def test_every_listed_task_is_jaxmarls() -> None:
     smax = [n.removeprefix("SMAX_") for n in names if n.startswith("SMAX_")]
     assert len(mpe) == 8 and set(mpe) <= set(jaxmarl.registered_envs)
     fixed = {k for k, v in MAP_NAME_TO_SCENARIO.items() if not v.smacv2_unit_type_generation}
-    assert set(smax) == fixed and len(mpe) + len(smax) == len(names)
+    from jaxmarl.environments.overcooked import overcooked_layouts
+
+    layouts = [n.removeprefix("Overcooked_") for n in names if n.startswith("Overcooked_")]
+    assert set(smax) == fixed and set(layouts) == set(overcooked_layouts)
+    assert len(mpe) + len(smax) + len(layouts) == len(names)
     assert {rl_envs.family(f"jaxmarl/SMAX_{s}") for s in smax} == {"smax"}
+    assert {rl_envs.family(f"jaxmarl/Overcooked_{s}") for s in layouts} == {"overcooked"}
 
 
 def test_agents_of_different_sizes_are_padded_and_masked() -> None:
@@ -148,3 +153,34 @@ def test_smax_step_limit_truncates_the_living_and_terminates_the_dead() -> None:
     assert over.sum() == 8 * 5 and not won.any()
     np.testing.assert_array_equal(trunc[over], True)
     assert not trunc[~over].any() and not term.any() and alive.all()
+
+
+def test_overcooked_ends_on_its_step_limit_and_reports_its_shaping_apart() -> None:
+    """Cramped room with `max_steps=50` under random cooks, 8 kitchens for 204 steps: every
+    episode is 50 steps and ends truncated for both cooks (never terminated); JaxMARL's shaping
+    reward (onions or dishes put down, soups picked up: 3 or 5) shows in
+    `info["shaped_reward"]` `[8, 2]`, and the reward itself is only what deliveries earn
+    (multiples of 20, the same for both cooks)."""
+    env = rl_envs.make("jaxmarl/Overcooked_cramped_room", max_steps=50)
+    assert env.num_agents == 2 and env.observation_space.shape == (4 * 5 * 26,)
+    venv = VectorEnv(AutoReset(EpisodeStatistics(env)), 8)
+
+    def body(carry, k):
+        s, ts = carry
+        k1, k2 = jax.random.split(k)
+        s, nts = venv.step(s, jax.random.randint(k1, (8, 2), 0, 6), k2)
+        return (s, nts), (nts.terminated, nts.truncated, nts.reward, nts.info["shaped_reward"],
+                          nts.info["episode_length"])
+
+    @jax.jit
+    def run(key):
+        return jax.lax.scan(body, venv.reset(key), jax.random.split(key, 204))[1]
+
+    term, trunc, reward, shaped, length = (np.asarray(x) for x in run(jax.random.PRNGKey(0)))
+    assert not term.any() and shaped.shape == (204, 8, 2)
+    np.testing.assert_array_equal(trunc.any(-1), trunc.all(-1))
+    np.testing.assert_array_equal(np.nonzero(trunc[:, 0, 0])[0], [49, 99, 149, 199])
+    np.testing.assert_array_equal(length[trunc[..., 0]], 50)
+    assert set(np.unique(shaped)) <= {0.0, 3.0, 5.0} and (shaped > 0).any()
+    np.testing.assert_array_equal(reward[..., 0], reward[..., 1])
+    np.testing.assert_array_equal(reward % 20, 0)

@@ -81,6 +81,7 @@ from rl_core.types import (
     policy_step,
 )
 from rl_core.wrappers import (
+    AnnealedRewardShaping,
     AutoReset,
     ClipAction,
     EpisodeStatistics,
@@ -102,8 +103,8 @@ __all__ = [
     "FINAL_RETURN_WINDOW", "final_return",
     "ActFn", "Agent", "AgentFn", "AlgorithmContractError", "AlgorithmSpec",
     "InitFn", "Policy", "UpdateFn", "check_algorithm", "find_state", "normalize_observation",
-    "AgentsAsBatch", "Algorithm", "AutoReset", "Box", "CentralisedCritic", "ChunkReport",
-    "ClipAction", "CompiledRun",
+    "AgentsAsBatch", "Algorithm", "AnnealedRewardShaping", "AutoReset", "Box",
+    "CentralisedCritic", "ChunkReport", "ClipAction", "CompiledRun",
     "Discrete",
     "Checkpointing", "MembersState",
     "Environment", "EnvironmentContractError", "EpisodeStatistics", "FlattenObservation",

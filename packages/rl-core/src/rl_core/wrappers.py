@@ -314,6 +314,43 @@ class NormalizeReward(Wrapper):
         return new_state, ts._replace(reward=reward.astype(jnp.float32))
 
 
+class ShapingState(NamedTuple):
+    env_state: Any
+    steps: jax.Array  # float32 []: steps this stack has taken, held at the horizon
+
+
+class AnnealedRewardShaping(Wrapper):
+    """Trains on `reward + c * info["shaped_reward"]` (the environment's shaping reward, the
+    reward's shape: Overcooked's), `c` falling linearly from 1 to 0 over this stack's first
+    `horizon` steps, as JaxMARL's IPPO baselines anneal Overcooked's shaping away (Carroll et
+    al., 2019). Put it above `VectorEnv` (a step of the stack steps every environment: a caller
+    counting environment steps passes their number over `num_envs`) and above the episode
+    statistics, which keep counting the environment's own reward. The count is in the state, so
+    a checkpoint resumes the schedule where it stood. JaxMARL holds `c` for a whole update; here
+    it falls with each step."""
+
+    def __init__(self, env: Any, horizon: float):
+        super().__init__(env)
+        if not horizon > 0:
+            raise ValueError(f"AnnealedRewardShaping needs a horizon > 0 steps, got {horizon}")
+        self.horizon = float(horizon)
+
+    def inner_state(self, state: ShapingState) -> Any:
+        return state.env_state
+
+    def reset(self, key: jax.Array) -> tuple[ShapingState, TimeStep]:
+        state, ts = self.env.reset(key)
+        return ShapingState(state, jnp.zeros((), jnp.float32)), ts
+
+    def step(self, state: ShapingState, action: jax.Array, key: jax.Array
+             ) -> tuple[ShapingState, TimeStep]:
+        env_state, ts = self.env.step(state.env_state, action, key)
+        c = 1.0 - state.steps / self.horizon
+        reward = ts.reward + c * ts.info["shaped_reward"]
+        steps = jnp.minimum(state.steps + 1.0, self.horizon)
+        return ShapingState(env_state, steps), ts._replace(reward=reward.astype(jnp.float32))
+
+
 class ClipAction(Wrapper):
     """Clips continuous actions into the `Box` bounds before stepping (a Gaussian policy samples
     outside them). Leaves discrete action spaces alone."""

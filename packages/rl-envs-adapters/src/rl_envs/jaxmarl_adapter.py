@@ -35,7 +35,15 @@ walls kill) keeps the learner's team, the allies, as the agents:
   averaged over the enemies, plus 1 for the win), so the team return sums `A` copies of it:
   at most `2 * A` in a won battle.
 
-Not here yet: Overcooked, Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
+Overcooked (`Overcooked_<layout>`, JaxMARL's `overcooked` on one of its five layouts): two cooks
+in a kitchen, each observing the grid as `[H, W, 26]` feature planes, flattened:
+* both agents are handed the team's reward, 20 for each soup delivered; an episode ends only on
+  the step limit (`max_steps`, 400), so every `done` is `truncated`;
+* `info["shaped_reward"]` `[A]` is JaxMARL's shaping (3 for a dish or an onion put in a pot, 5
+  for picking up a soup): the reward its baselines add while they anneal it away
+  (`rl_core.AnnealedRewardShaping`), never part of the reported return.
+
+Not here yet: Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
 with continuous actions (simple_world_comm, simple_facmac).
 """
 
@@ -65,10 +73,15 @@ ENV_NAMES: list[str] = [
 # random ones).
 SMAX_SCENARIOS: tuple[str, ...] = ("3m", "2s3z", "25m", "3s5z", "8m", "5m_vs_6m", "10m_vs_11m",
                                    "27m_vs_30m", "3s5z_vs_3s6z", "3s_vs_5z", "6h_vs_8z")
+# JaxMARL's `overcooked_layouts`, the five of Carroll et al.'s (2019) Overcooked-AI.
+OVERCOOKED_LAYOUTS: tuple[str, ...] = ("cramped_room", "asymm_advantages", "coord_ring",
+                                       "forced_coord", "counter_circuit")
 MPE_NAMES = list(ENV_NAMES)
 ENV_NAMES += [f"SMAX_{s}" for s in SMAX_SCENARIOS]
+ENV_NAMES += [f"Overcooked_{s}" for s in OVERCOOKED_LAYOUTS]
 FAMILY: dict[str, str] = {n: "mpe" for n in MPE_NAMES} | {
-    f"SMAX_{s}": "smax" for s in SMAX_SCENARIOS}
+    f"SMAX_{s}": "smax" for s in SMAX_SCENARIOS} | {
+    f"Overcooked_{s}": "overcooked" for s in OVERCOOKED_LAYOUTS}
 
 
 @contextlib.contextmanager
@@ -107,6 +120,11 @@ def _make(name: str, **kwargs: Any) -> Any:
 
         scenario = map_name_to_scenario(name.removeprefix("SMAX_"))
         return jaxmarl.make("HeuristicEnemySMAX", scenario=scenario, **kwargs)
+    if FAMILY[name] == "overcooked":
+        from jaxmarl.environments.overcooked import overcooked_layouts
+
+        return jaxmarl.make("overcooked", layout=overcooked_layouts[name.removeprefix(
+            "Overcooked_")], **kwargs)
     return jaxmarl.make(name, **kwargs)
 
 
@@ -240,10 +258,53 @@ class SMAXEnv(JaxMARLEnv):
         return f"SMAXEnv({self.name!r}, allies={self.num_agents})"
 
 
+class OvercookedEnv(JaxMARLEnv):
+    """Overcooked's two cooks; see the module docstring for its reward and
+    `info["shaped_reward"]`."""
+
+    def _shaped(self, info: Any) -> jax.Array:
+        if info is None:
+            return jnp.zeros((self.num_agents,), jnp.float32)
+        return jnp.stack([jnp.asarray(info["shaped_reward"][a], jnp.float32)
+                          for a in self.agents])
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = super().reset(key)
+        return state, ts._replace(info={**ts.info, "shaped_reward": self._shaped(None)})
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        actions = {a: action[i] for i, a in enumerate(self.agents)}
+        obs, state, rewards, dones, info = self._env.step_env(key, state, actions)
+        ts = self._timestep(obs, state, rewards, dones)
+        return state, ts._replace(info={**ts.info, "shaped_reward": self._shaped(info)})
+
+    def render_episode(self, states: Sequence[Any], path: str) -> None:
+        """An animated GIF of one episode drawn by JaxMARL's `OvercookedVisualizer` (its tiles:
+        counters, pots with their onions and timers, the cooks facing their way and what they
+        carry), one frame per step."""
+        from jaxmarl.viz.overcooked_visualizer import TILE_PIXELS, OvercookedVisualizer
+
+        from rl_envs._frames import save_gif
+
+        pad = int(self._env.agent_view_size) - 2  # the maze map's border around the kitchen
+        frames = []
+        for state in states:
+            state = jax.device_get(state)
+            grid = np.asarray(state.maze_map[pad:-pad, pad:-pad, :])
+            frames.append(OvercookedVisualizer._render_grid(
+                grid, tile_size=TILE_PIXELS, highlight_mask=None,
+                agent_dir_idx=state.agent_dir_idx, agent_inv=state.agent_inv))
+        save_gif(frames, path, fps=4)
+
+    def __repr__(self) -> str:
+        return f"OvercookedEnv({self.name!r})"
+
+
 def agent_count(name: str) -> int:
     """The number of agents of task `name` with its default arguments (`rl envs` lists it)."""
     return len(_make(name).agents)
 
 
 def make(name: str, **kwargs: Any) -> JaxMARLEnv:
-    return (SMAXEnv if FAMILY[name] == "smax" else JaxMARLEnv)(name, **kwargs)
+    cls = {"smax": SMAXEnv, "overcooked": OvercookedEnv}.get(FAMILY[name], JaxMARLEnv)
+    return cls(name, **kwargs)

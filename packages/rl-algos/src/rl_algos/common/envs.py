@@ -6,6 +6,7 @@ from typing import Any
 
 from rl_core import (
     AgentsAsBatch,
+    AnnealedRewardShaping,
     AutoReset,
     Box,
     CentralisedCritic,
@@ -27,8 +28,10 @@ def make_vector_env(
     normalize_observations: bool = False,
     normalize_rewards: bool = False,
     reward_gamma: float = 0.99,
+    shaping_steps: float = 0.0,
 ) -> Any:
-    """env -> EpisodeStatistics -> AutoReset -> VectorEnv -> [AgentsAsBatch] -> [Flatten] ->
+    """env -> EpisodeStatistics -> AutoReset -> VectorEnv -> [AnnealedRewardShaping] ->
+    [AgentsAsBatch] -> [Flatten] ->
     [NormObs] -> [NormRew] -> [ClipAction for Box actions]. Episode statistics record the raw
     reward (they sit below the normalisers), so reported returns are always the environment's own.
     A multi-agent environment (`num_agents`) is seen as its agents batched: the stack's
@@ -36,10 +39,14 @@ def make_vector_env(
     that declares `optimistic_reset_ratio` (its reset costs many steps: Craftax's world
     generation) is vectorised with `OptimisticResetVectorEnv` in place of
     `VectorEnv(AutoReset(...))`: `num_envs / ratio` resets per step instead of one per
-    environment."""
+    environment. `shaping_steps > 0` trains on the environment's shaping reward annealed away
+    over that many steps of the stack (`AnnealedRewardShaping`)."""
     ratio = getattr(env, "optimistic_reset_ratio", None)  # an environment whose reset is dear
     venv: Any = (OptimisticResetVectorEnv(EpisodeStatistics(env), num_envs, min(ratio, num_envs))
                  if ratio else VectorEnv(AutoReset(EpisodeStatistics(env)), num_envs))
+    if shaping_steps > 0:
+        _require_shaping(env)
+        venv = AnnealedRewardShaping(venv, shaping_steps)
     if getattr(env, "num_agents", None) is not None:
         venv = AgentsAsBatch(venv)
     if flatten and not (isinstance(env.observation_space, Box)
@@ -52,6 +59,18 @@ def make_vector_env(
     if isinstance(env.action_space, Box):
         venv = ClipAction(venv)
     return venv
+
+
+def _require_shaping(env: Any) -> None:
+    """One line where a shaping horizon is set for an environment without a shaping reward."""
+    import jax
+
+    from rl_algos.common.config import ConfigError
+
+    _, ts = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+    if "shaped_reward" not in ts.info:
+        raise ConfigError("reward_shaping_horizon: this environment reports no shaping reward "
+                          "(info['shaped_reward'], e.g. jaxmarl/Overcooked_*); set it to 0")
 
 
 def centralised(env: Any, algo: str) -> CentralisedCritic:

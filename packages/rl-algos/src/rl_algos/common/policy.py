@@ -101,8 +101,12 @@ def actor_critic_setup(env: Any, config: Any, num_envs: int) -> ActorCriticSetup
     parallel)."""
     from rl_algos.common.envs import make_vector_env
 
+    # A multi-agent config's `reward_shaping_horizon` counts environment steps of the whole
+    # run (every device's environments): this stack takes one per `config.num_envs` of them.
+    horizon = getattr(config, "reward_shaping_horizon", 0)
     venv = make_vector_env(env, num_envs, normalize_observations=config.normalize_observations,
-                           normalize_rewards=config.normalize_rewards)
+                           normalize_rewards=config.normalize_rewards,
+                           shaping_steps=horizon / config.num_envs)
     make_model = actor_critic_model(env, config)
     return ActorCriticSetup(venv, distribution_for(env.action_space), make_model,
                             model_structure(make_model)[1], actor_critic_policy(env, config))
