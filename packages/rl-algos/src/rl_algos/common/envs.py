@@ -70,7 +70,7 @@ def _require_shaping(env: Any) -> None:
     _, ts = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
     if "shaped_reward" not in ts.info:
         raise ConfigError("reward_shaping_horizon: this environment reports no shaping reward "
-                          "(info['shaped_reward'], e.g. jaxmarl/Overcooked_*); set it to 0")
+                          "(info['shaped_reward'], e.g. jaxmarl/Overcooked_*); set it to 0.")
 
 
 def centralised(env: Any, algo: str) -> CentralisedCritic:
