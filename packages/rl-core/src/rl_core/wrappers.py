@@ -320,8 +320,8 @@ class ShapingState(NamedTuple):
 
 
 class AnnealedRewardShaping(Wrapper):
-    """Trains on `reward + c * info["shaped_reward"]` (the environment's shaping reward, the
-    reward's shape: Overcooked's), `c` falling linearly from 1 to 0 over this stack's first
+    """Trains on `reward + c * info["shaped_reward"]` (the environment's shaping reward, shaped
+    like the reward: Overcooked's), `c` falling linearly from 1 to 0 over this stack's first
     `horizon` steps, as JaxMARL's IPPO baselines anneal Overcooked's shaping away (Carroll et
     al., 2019). Put it above `VectorEnv` (a step of the stack steps every environment: a caller
     counting environment steps passes their number over `num_envs`) and above the episode

@@ -39,9 +39,9 @@ Overcooked (`Overcooked_<layout>`, JaxMARL's `overcooked` on one of its five lay
 in a kitchen, each observing the grid as `[H, W, 26]` feature planes, flattened:
 * both agents are handed the team's reward, 20 for each soup delivered; an episode ends only on
   the step limit (`max_steps`, 400), so every `done` is `truncated`;
-* `info["shaped_reward"]` `[A]` is JaxMARL's shaping (3 for a dish or an onion put in a pot, 5
-  for picking up a soup): the reward its baselines add while they anneal it away
-  (`rl_core.AnnealedRewardShaping`), never part of the reported return.
+* `info["shaped_reward"]` `[A]` is JaxMARL's shaping, each cook's own (3 for an onion put in
+  the pot or a dish picked up, 5 for a soup picked up): the reward its baselines add while they
+  anneal it away (`rl_core.AnnealedRewardShaping`), never part of the reported return.
 
 Not here yet: Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
 with continuous actions (simple_world_comm, simple_facmac).
