@@ -168,14 +168,19 @@ class JaxMARLEnv:
             return jnp.zeros((self.num_agents,), jnp.float32)
         return jnp.stack([jnp.asarray(rewards[a], jnp.float32) for a in self.agents])
 
+    def _with_step_info(self, ts: TimeStep, info: Any) -> TimeStep:
+        """`ts` with what the environment's own step `info` adds to the port's (None at
+        reset); nothing by default."""
+        return ts
+
     def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
         obs, state = self._env.reset(key)
-        return state, self._timestep(obs, state, None, None)
+        return state, self._with_step_info(self._timestep(obs, state, None, None), None)
 
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
         actions = {a: action[i] for i, a in enumerate(self.agents)}
-        obs, state, rewards, dones, _ = self._env.step_env(key, state, actions)
-        return state, self._timestep(obs, state, rewards, dones)
+        obs, state, rewards, dones, info = self._env.step_env(key, state, actions)
+        return state, self._with_step_info(self._timestep(obs, state, rewards, dones), info)
 
     # -- watching (`rl render`) ------------------------------------------------------------------
 
@@ -262,21 +267,9 @@ class OvercookedEnv(JaxMARLEnv):
     """Overcooked's two cooks; see the module docstring for its reward and
     `info["shaped_reward"]`."""
 
-    def _shaped(self, info: Any) -> jax.Array:
-        if info is None:
-            return jnp.zeros((self.num_agents,), jnp.float32)
-        return jnp.stack([jnp.asarray(info["shaped_reward"][a], jnp.float32)
-                          for a in self.agents])
-
-    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = super().reset(key)
-        return state, ts._replace(info={**ts.info, "shaped_reward": self._shaped(None)})
-
-    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        actions = {a: action[i] for i, a in enumerate(self.agents)}
-        obs, state, rewards, dones, info = self._env.step_env(key, state, actions)
-        ts = self._timestep(obs, state, rewards, dones)
-        return state, ts._replace(info={**ts.info, "shaped_reward": self._shaped(info)})
+    def _with_step_info(self, ts: TimeStep, info: Any) -> TimeStep:
+        shaped = self._reward(None if info is None else info["shaped_reward"])  # [A], per cook
+        return ts._replace(info={**ts.info, "shaped_reward": shaped})
 
     def render_episode(self, states: Sequence[Any], path: str) -> None:
         """An animated GIF of one episode drawn by JaxMARL's `OvercookedVisualizer` (its tiles:
