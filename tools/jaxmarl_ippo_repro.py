@@ -18,6 +18,17 @@ minibatches, the loss and the order of the PRNG splits follow theirs line for li
 defaults to jax_threefry_partitionable=True, older jax to False, so the same key gives other
 numbers across that change).
 
+With `--task overcooked` it is `baselines/IPPO/ippo_ff_overcooked.py` with its
+`ippo_ff_overcooked.yaml` (`OVERCOOKED_CONFIG`: the same network, losses and sizes, 5e6 steps),
+which differs from the MPE script in five places, each followed here: JaxMARL's plain
+`LogWrapper(replace_info=False)` (each agent's own return), observations flattened
+(`[H, W, 26]` -> `[H*W*26]`), actions handed over as `[E]` per agent (not `[E, 1]`), the GAE
+scan's `unroll=16`, and the reward shaping: each agent's
+reward plus its `info["shaped_reward"]` times a weight falling linearly from 1 to 0 over
+REW_SHAPING_HORIZON (2.5e6) environment steps, the weight held for a whole update (it reads the
+update count, which the runner state carries). Their yaml's layout is coord_ring; `--layout`
+picks another.
+
 What differs from theirs:
 - No wandb, hydra, plotting, and no `jax.experimental.io_callback` that hands every update's
   metrics to wandb: `train` returns the same metric dict (per update: the means of the info dict
@@ -28,8 +39,12 @@ What differs from theirs:
   longest: it is never taken on MPE_simple_spread_v3 (all agents see 18 numbers) and would fail if
   it were (`pad` is called without its length, and adds a tuple to a list); here it is an error at
   trace time instead.
+- Overcooked's `info["shaped_reward"]` is taken out of the info before it becomes the metrics
+  (theirs logs its first agent's mean); the other keys are reshaped environment-major as in the
+  MPE script.
 - Additions: per-update metrics `episode_return_sum` and `episode_count` (sums over the rollout and
-  the actors of `returned_episode_returns` where `returned_episode`, and of `returned_episode`)
+  the actors of `returned_episode_returns` where `returned_episode`, and of `returned_episode`;
+  on Overcooked the returns times the number of agents, making each the team return)
   next to their means, and `final_return(out)`; a key SEQ_ORTHOGONAL (False in `CONFIG`): True
   wraps every orthogonal initialiser in `jax.custom_batching.sequential_vmap`, the same weights
   drawn one seed at a time, which avoids the batched-QR deadlock of jax 0.10.2 on CPU under `vmap`
@@ -44,8 +59,8 @@ averaged over seeds. Their own plot is the per-update mean of `returned_episode_
 steps, which also counts the last finished episode's value at every step of the next (and 0 before
 the first ends); `plotted_return(out)` gives that, over the same window.
 
-    uv run --group bench python tools/jaxmarl_ippo_repro.py [--seeds 1] [--timesteps T]
-        [--seed 30] [--seq-orthogonal]
+    uv run --group bench python tools/jaxmarl_ippo_repro.py [--task mpe|overcooked]
+        [--layout cramped_room] [--seeds 1] [--timesteps T] [--seed 30] [--seq-orthogonal]
 """
 
 from __future__ import annotations
@@ -64,7 +79,8 @@ import numpy as np
 import optax
 from flax.linen.initializers import constant, orthogonal
 from flax.training.train_state import TrainState
-from jaxmarl.wrappers.baselines import MPELogWrapper as LogWrapper
+from jaxmarl.environments.overcooked import overcooked_layouts
+from jaxmarl.wrappers.baselines import LogWrapper, MPELogWrapper
 
 # baselines/IPPO/config/ippo_ff_mpe.yaml (wandb keys left out).
 CONFIG: dict[str, Any] = {
@@ -88,6 +104,32 @@ CONFIG: dict[str, Any] = {
     "NUM_SEEDS": 10,
     "SEQ_ORTHOGONAL": False,  # not theirs (see the module docstring)
 }
+
+# baselines/IPPO/config/ippo_ff_overcooked.yaml (wandb keys left out; its layout is coord_ring).
+OVERCOOKED_CONFIG: dict[str, Any] = {
+    "LR": 2.5e-4,
+    "NUM_ENVS": 16,
+    "NUM_STEPS": 128,
+    "TOTAL_TIMESTEPS": 5_000_000,  # 5e6
+    "UPDATE_EPOCHS": 4,
+    "NUM_MINIBATCHES": 4,
+    "GAMMA": 0.99,
+    "GAE_LAMBDA": 0.95,
+    "CLIP_EPS": 0.2,
+    "ENT_COEF": 0.01,
+    "VF_COEF": 0.5,
+    "MAX_GRAD_NORM": 0.5,
+    "REW_SHAPING_HORIZON": 2_500_000,  # 2.5e6
+    "ACTIVATION": "tanh",
+    "ENV_NAME": "overcooked",
+    "ENV_KWARGS": {"layout": "coord_ring"},
+    "ANNEAL_LR": True,
+    "SEED": 30,
+    "NUM_SEEDS": 1,
+    "SEQ_ORTHOGONAL": False,  # not theirs (see the module docstring)
+}
+
+TASKS = {"mpe": CONFIG, "overcooked": OVERCOOKED_CONFIG}
 
 # The fraction of updates whose finished episodes make the final return (rl_core's window).
 FINAL_WINDOW = 0.05
@@ -167,13 +209,22 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
     """The whole IPPO run as a pure function of a PRNG key: returns {"runner_state", "metrics"},
     metrics stacked over the NUM_UPDATES updates."""
     config = dict(config)
-    env = jaxmarl.make(config["ENV_NAME"], **config["ENV_KWARGS"])
+    kwargs = dict(config["ENV_KWARGS"])
+    if isinstance(kwargs.get("layout"), str):  # as their main: the layout's name -> its dict
+        kwargs["layout"] = overcooked_layouts[kwargs["layout"]]
+    env = jaxmarl.make(config["ENV_NAME"], **kwargs)
     config["NUM_ACTORS"] = env.num_agents * config["NUM_ENVS"]
     config["NUM_UPDATES"] = config["TOTAL_TIMESTEPS"] // config["NUM_STEPS"] // config["NUM_ENVS"]
     config["MINIBATCH_SIZE"] = (
         config["NUM_ACTORS"] * config["NUM_STEPS"] // config["NUM_MINIBATCHES"])
 
-    env = LogWrapper(env)
+    overcooked = "REW_SHAPING_HORIZON" in config  # ippo_ff_overcooked.py's variant
+    if overcooked:  # LogWrapper: each agent's own return
+        env, team_scale = LogWrapper(env, replace_info=False), env.num_agents
+    else:  # ippo_ff_mpe.py: MPELogWrapper, each agent's reward times the number of agents
+        env, team_scale = MPELogWrapper(env), 1
+    rew_shaping_anneal = optax.linear_schedule(
+        init_value=1.0, end_value=0.0, transition_steps=config.get("REW_SHAPING_HORIZON", 1))
 
     def linear_schedule(count: jax.Array) -> jax.Array:
         frac = (1.0 - (count // (config["NUM_MINIBATCHES"] * config["UPDATE_EPOCHS"]))
@@ -186,7 +237,7 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
                               activation=config["ACTIVATION"],
                               seq_orthogonal=config.get("SEQ_ORTHOGONAL", False))
         rng, _rng = jax.random.split(rng)
-        init_x = jnp.zeros(env.observation_space(env.agents[0]).shape)
+        init_x = jnp.zeros(env.observation_space(env.agents[0]).shape).flatten()
         network_params = network.init(_rng, init_x)
         if config["ANNEAL_LR"]:
             tx = optax.chain(optax.clip_by_global_norm(config["MAX_GRAD_NORM"]),
@@ -205,7 +256,7 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
         def _update_step(runner_state: tuple, unused: None) -> tuple[tuple, dict[str, Any]]:
             # COLLECT TRAJECTORIES
             def _env_step(runner_state: tuple, unused: None) -> tuple[tuple, Transition]:
-                train_state, env_state, last_obs, rng = runner_state
+                train_state, env_state, last_obs, update_step, rng = runner_state
 
                 obs_batch = batchify(last_obs, env.agents, config["NUM_ACTORS"])
                 # SELECT ACTION
@@ -214,6 +265,8 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
                 action = pi.sample(seed=_rng)
                 log_prob = pi.log_prob(action)
                 env_act = unbatchify(action, env.agents, config["NUM_ENVS"], env.num_agents)
+                if overcooked:  # theirs: `[E]` per agent (the MPE script hands `[E, 1]`)
+                    env_act = {k: v.flatten() for k, v in env_act.items()}
 
                 # STEP ENV
                 rng, _rng = jax.random.split(rng)
@@ -221,7 +274,13 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
                 obsv, env_state, reward, done, info = jax.vmap(env.step)(
                     rng_step, env_state, env_act)
 
-                # [E, A] -> [E * A]: environment-major, unlike the rest (as theirs)
+                if overcooked:  # theirs: the shaping's weight held for the whole update
+                    current_timestep = update_step * config["NUM_STEPS"] * config["NUM_ENVS"]
+                    shaped = info.pop("shaped_reward")
+                    reward = jax.tree.map(
+                        lambda x, y: x + y * rew_shaping_anneal(current_timestep),
+                        reward, shaped)
+                # [E, A] -> [E * A]: environment-major, unlike the rest (as ippo_ff_mpe.py)
                 info = jax.tree.map(lambda x: x.reshape(config["NUM_ACTORS"]), info)
                 transition = Transition(
                     batchify(done, env.agents, config["NUM_ACTORS"]).squeeze(),
@@ -232,14 +291,14 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
                     obs_batch,
                     info,
                 )
-                runner_state = (train_state, env_state, obsv, rng)
+                runner_state = (train_state, env_state, obsv, update_step, rng)
                 return runner_state, transition
 
             runner_state, traj_batch = jax.lax.scan(
                 _env_step, runner_state, None, config["NUM_STEPS"])
 
             # CALCULATE ADVANTAGE
-            train_state, env_state, last_obs, rng = runner_state
+            train_state, env_state, last_obs, update_step, rng = runner_state
             last_obs_batch = batchify(last_obs, env.agents, config["NUM_ACTORS"])
             _, last_val = network.apply(train_state.params, last_obs_batch)
 
@@ -255,7 +314,7 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
 
                 _, advantages = jax.lax.scan(
                     _get_advantages, (jnp.zeros_like(last_val), last_val), traj_batch,
-                    reverse=True, unroll=8)
+                    reverse=True, unroll=16 if overcooked else 8)
                 return advantages, advantages + traj_batch.value
 
             advantages, targets = _calculate_gae(traj_batch, last_val)
@@ -335,18 +394,18 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
             loss_info = jax.tree.map(lambda x: x.mean(), loss_info)
             # Not theirs: what final_return needs (sums over steps and actors).
             finished = {
-                "episode_return_sum": jnp.sum(metric["returned_episode_returns"]
-                                              * metric["returned_episode"]),
+                "episode_return_sum": team_scale * jnp.sum(metric["returned_episode_returns"]
+                                                           * metric["returned_episode"]),
                 "episode_count": jnp.sum(metric["returned_episode"]),
             }
             metric = jax.tree.map(lambda x: x.mean(), metric)
             metric = {**metric, **loss_info, **r0, **finished}
             # (theirs: jax.experimental.io_callback(callback, None, metric), to wandb)
-            runner_state = (train_state, env_state, last_obs, rng)
+            runner_state = (train_state, env_state, last_obs, update_step + 1, rng)
             return runner_state, metric
 
         rng, _rng = jax.random.split(rng)
-        runner_state = (train_state, env_state, obsv, _rng)
+        runner_state = (train_state, env_state, obsv, 0, _rng)
         runner_state, metric = jax.lax.scan(
             _update_step, runner_state, None, config["NUM_UPDATES"])
         return {"runner_state": runner_state, "metrics": metric}
@@ -389,12 +448,16 @@ def plotted_return(out: dict[str, Any]) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, default=1, help="their NUM_SEEDS is 10")
-    ap.add_argument("--timesteps", type=int, default=None, help="TOTAL_TIMESTEPS (1e7)")
+    ap.add_argument("--task", choices=sorted(TASKS), default="mpe")
+    ap.add_argument("--layout", default=None, help="Overcooked's layout (theirs: coord_ring)")
+    ap.add_argument("--seeds", type=int, default=1, help="their NUM_SEEDS (MPE 10, Overcooked 1)")
+    ap.add_argument("--timesteps", type=int, default=None, help="TOTAL_TIMESTEPS (1e7, 5e6)")
     ap.add_argument("--seed", type=int, default=None, help="default: SEED (30)")
     ap.add_argument("--seq-orthogonal", action="store_true")
     a = ap.parse_args()
-    config = dict(CONFIG, SEQ_ORTHOGONAL=a.seq_orthogonal)
+    config = dict(TASKS[a.task], SEQ_ORTHOGONAL=a.seq_orthogonal)
+    if a.layout is not None:
+        config["ENV_KWARGS"] = {**config["ENV_KWARGS"], "layout": a.layout}
     if a.timesteps is not None:
         config = with_timesteps(config, a.timesteps)
     rngs = jax.random.split(jax.random.PRNGKey(config["SEED"] if a.seed is None else a.seed),

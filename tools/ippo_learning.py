@@ -1,21 +1,25 @@
-"""IPPO learning on MPE simple_spread, ours beside JaxMARL's own baseline at the same budget.
+"""IPPO learning, ours beside JaxMARL's own baseline at the same budget, on MPE or Overcooked.
 
-Both train `MPE_simple_spread_v3` (3 agents) at JaxMARL's `ippo_ff_mpe.yaml` settings (16 envs
-x 128 steps, 4 epochs x 4 minibatches, tanh MLPs of 64-64, lr 2.5e-4 annealed; see
-`tools/bench_ippo.py`) for `--timesteps` environment steps per seed (the yaml's 1e7 by default)
-and `--seeds` seeds each, in this process: ours is the registry's `ippo` at its `mpe` preset
-(`rl_core.make_train`, keys `PRNGKey(0..n-1)`), theirs is `tools/jaxmarl_ippo_repro.py` (keys
-split from its SEED 30, as its `main` does). The measure is the same for both: the mean team
-return (the sum of the three agents' returns; what JaxMARL reports) of the training episodes that
-ended in the last 5% of updates, per seed, with the mean over seeds and its 95% interval
-(Student t). The figure plots each program's team return per update (the mean over seeds of
-each update's finished episodes, smoothed over 20 updates) with the seeds' 95% band.
+`--task mpe`: both train `MPE_simple_spread_v3` (3 agents) at JaxMARL's `ippo_ff_mpe.yaml`
+settings (16 envs x 128 steps, 4 epochs x 4 minibatches, tanh MLPs of 64-64, lr 2.5e-4 annealed;
+see `tools/bench_ippo.py`), the yaml's 1e7 environment steps by default. `--task overcooked`:
+both train Overcooked on `--layout` (cramped_room by default; the yaml names coord_ring) at
+`ippo_ff_overcooked.yaml` (the same sizes, 5e6 steps, the shaping reward annealed from 1 to 0
+over the first 2.5e6 steps). `--seeds` seeds each, in this process: ours is the registry's
+`ippo` at its `mpe` or `overcooked` preset (`rl_core.make_train`, keys `PRNGKey(0..n-1)`),
+theirs is `tools/jaxmarl_ippo_repro.py` (keys split from its SEED 30, as its `main` does). The
+measure is the same for both: the mean team return (the sum of the agents' returns; on Overcooked
+the deliveries alone, never the shaping) of the training episodes that ended in the last 5% of
+updates, per seed, with the mean over seeds and its 95% interval (Student t). The figure plots
+each program's team return per update (the mean over seeds of each update's finished episodes,
+smoothed over 20 updates) with the seeds' 95% band.
 
-    uv run --group bench python tools/ippo_mpe_learning.py [--seeds 4] [--timesteps 10000000]
-        [--ablate-truncation]
+    uv run --group bench python tools/ippo_learning.py [--task mpe|overcooked]
+        [--layout cramped_room] [--seeds 4] [--timesteps T] [--ablate-truncation]
 
-`--ablate-truncation` adds ours with MPE's time limit reported as a termination, as JaxMARL's one
-`done` flag treats it (no bootstrap from the last state): the difference that flag makes.
+`--ablate-truncation` adds ours with the time limit (the only end of an MPE or Overcooked
+episode) reported as a termination, as JaxMARL's one `done` flag treats it (no bootstrap from the
+last state): the difference that flag makes.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -53,8 +57,25 @@ def time_limit_as_termination(env: Any) -> Any:
     return TimeLimitAsTermination(env)
 
 
-def ours_program(timesteps: int, ablate_truncation: bool = False) -> tuple[Any, Any, int]:
-    """Our `train(key, hparams)` at the `mpe` preset, its hparams, and environment steps per
+class Task(NamedTuple):
+    """What one `--task` trains: our environment id and preset, their config, the title."""
+
+    env_id: str
+    preset: str
+    config: dict[str, Any]
+    title: str
+
+
+def task(name: str, layout: str) -> Task:
+    if name == "mpe":
+        return Task("jaxmarl/MPE_simple_spread_v3", "mpe", theirs.CONFIG, "MPE simple_spread")
+    config = dict(theirs.OVERCOOKED_CONFIG, ENV_KWARGS={"layout": layout})
+    return Task(f"jaxmarl/Overcooked_{layout}", "overcooked", config, f"Overcooked {layout}")
+
+
+def ours_program(t: Task, timesteps: int,
+                 ablate_truncation: bool = False) -> tuple[Any, Any, int]:
+    """Our `train(key, hparams)` at the task's preset, its hparams, and environment steps per
     update; with `ablate_truncation`, on the environment whose time limit terminates."""
     import rl_algos
     import rl_core
@@ -62,17 +83,18 @@ def ours_program(timesteps: int, ablate_truncation: bool = False) -> tuple[Any, 
     from rl_algos.common import hparams_as_arrays
 
     spec = rl_algos.get("ippo")
-    preset = spec.presets["mpe"]
+    preset = spec.presets[t.preset]
     config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
     hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
-    env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")
+    env = rl_envs.make(t.env_id)
     if ablate_truncation:
         env = time_limit_as_termination(env)
     return rl_core.make_train(spec.make_algorithm(env, config)), hp, config.batch_size
 
 
-def run_ours(timesteps: int, seeds: int, ablate_truncation: bool = False) -> dict[str, Any]:
-    train, hp, per_update = ours_program(timesteps, ablate_truncation)
+def run_ours(t: Task, timesteps: int, seeds: int,
+             ablate_truncation: bool = False) -> dict[str, Any]:
+    train, hp, per_update = ours_program(t, timesteps, ablate_truncation)
     keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
     hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
     fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
@@ -82,8 +104,8 @@ def run_ours(timesteps: int, seeds: int, ablate_truncation: bool = False) -> dic
                    time.perf_counter() - t0)
 
 
-def run_theirs(timesteps: int, seeds: int) -> dict[str, Any]:
-    config = theirs.with_timesteps(dict(theirs.CONFIG, SEQ_ORTHOGONAL=True), timesteps)
+def run_theirs(t: Task, timesteps: int, seeds: int) -> dict[str, Any]:
+    config = theirs.with_timesteps(dict(t.config, SEQ_ORTHOGONAL=True), timesteps)
     keys = jax.random.split(jax.random.PRNGKey(config["SEED"]), seeds)
     fn, compile_s = timed_compile(jax.jit(jax.vmap(theirs.make_train(config))), keys)
     t0 = time.perf_counter()
@@ -116,7 +138,7 @@ def summary(return_sum: Any, count: Any, per_update: int, compile_s: float,
             "run_s": run_s, "steps_per_s": seeds * updates * per_update / run_s}
 
 
-def plot(results: dict[str, dict[str, Any]], path: Path, timesteps: int) -> None:
+def plot(results: dict[str, dict[str, Any]], path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -137,7 +159,7 @@ def plot(results: dict[str, dict[str, Any]], path: Path, timesteps: int) -> None
         ax.fill_between(x, mean - half, mean + half, alpha=0.25)
     ax.set_xlabel("environment steps")
     ax.set_ylabel("team return (training episodes)")
-    ax.set_title(f"IPPO on MPE simple_spread, {timesteps:,} steps")
+    ax.set_title(title)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -145,17 +167,25 @@ def plot(results: dict[str, dict[str, Any]], path: Path, timesteps: int) -> None
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--task", choices=["mpe", "overcooked"], default="mpe")
+    ap.add_argument("--layout", default="cramped_room", help="Overcooked's layout")
     ap.add_argument("--seeds", type=int, default=4)
-    ap.add_argument("--timesteps", type=int, default=10_000_000)
-    ap.add_argument("--figure", default=str(REPO / "docs" / "figures" / "ippo-mpe.png"))
+    ap.add_argument("--timesteps", type=int, default=None,
+                    help="environment steps per seed (default: the yaml's, 1e7 or 5e6)")
+    ap.add_argument("--figure", default=None, help="default: docs/figures/ippo-mpe.png, or "
+                    "ippo-overcooked-LAYOUT.png")
     ap.add_argument("--ablate-truncation", action="store_true",
                     help="also ours with the time limit as a termination (JaxMARL's done flag)")
     a = ap.parse_args()
-    results = {"ours": run_ours(a.timesteps, a.seeds)}
+    t = task(a.task, a.layout)
+    timesteps = a.timesteps or t.config["TOTAL_TIMESTEPS"]
+    name = "ippo-mpe" if a.task == "mpe" else f"ippo-overcooked-{a.layout}"
+    figure = Path(a.figure or REPO / "docs" / "figures" / f"{name}.png")
+    results = {"ours": run_ours(t, timesteps, a.seeds)}
     if a.ablate_truncation:
-        results["ours, time limit as termination"] = run_ours(a.timesteps, a.seeds, True)
-    results["jaxmarl"] = run_theirs(a.timesteps, a.seeds)
-    print(f"IPPO, MPE_simple_spread_v3, {a.timesteps:,} environment steps x {a.seeds} seeds; "
+        results["ours, time limit as termination"] = run_ours(t, timesteps, a.seeds, True)
+    results["jaxmarl"] = run_theirs(t, timesteps, a.seeds)
+    print(f"IPPO, {t.env_id}, {timesteps:,} environment steps x {a.seeds} seeds; "
           "team return of the training episodes that ended in the last 5% of updates")
     w = max(len(k) for k in results)
     print(f"{'program':{w}s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
@@ -164,11 +194,11 @@ def main() -> None:
         seeds = ", ".join(f"{x:.2f}" for x in r["final_per_seed"])
         print(f"{name:{w}s} {r['final_mean']:8.2f} {r['final_ci95']:7.2f}  {r['compile_s']:9.1f} "
               f"{r['run_s']:7.1f} {r['steps_per_s']:8,.0f}  {seeds}")
-    plot(results, Path(a.figure), a.timesteps)
+    plot(results, figure, f"IPPO on {t.title}, {timesteps:,} steps")
     record = {k: {f: v for f, v in r.items() if f != "curve"} for k, r in results.items()}
-    Path(a.figure).with_suffix(".json").write_text(json.dumps(
-        {"timesteps": a.timesteps, "seeds": a.seeds, **record}, indent=1) + "\n")
-    print(f"figure {a.figure}")
+    figure.with_suffix(".json").write_text(json.dumps(
+        {"task": t.env_id, "timesteps": timesteps, "seeds": a.seeds, **record}, indent=1) + "\n")
+    print(f"figure {figure}")
 
 
 if __name__ == "__main__":
