@@ -2,7 +2,9 @@
 default, every listed id under `-m slow`), padded observations and masked actions for agents of
 different sizes, the step limit as `truncated` on every agent at once, SMAX's flags (dead units
 terminated, a decided battle terminating everyone, its step limit truncating the living) and
-wins, and a quiet import."""
+wins, Overcooked's step limit and shaping, Hanabi's turns and end, Switch Riddle's two ends and
+Coin Game's inner games (these three in the `heavy` tier: their first compile takes minutes
+here), and a quiet import."""
 
 from __future__ import annotations
 
@@ -46,7 +48,10 @@ def test_every_listed_task_is_jaxmarls() -> None:
 
     layouts = [n.removeprefix("Overcooked_") for n in names if n.startswith("Overcooked_")]
     assert set(smax) == fixed and set(layouts) == set(overcooked_layouts)
-    assert len(mpe) + len(smax) + len(layouts) == len(names)
+    games = [n for n in names if n in ("hanabi", "switch_riddle", "coin_game")]
+    assert len(games) == 3 and set(games) <= set(jaxmarl.registered_envs)
+    assert len(mpe) + len(smax) + len(layouts) + len(games) == len(names)
+    assert {rl_envs.family(f"jaxmarl/{g}") for g in games} == set(games)
     assert {rl_envs.family(f"jaxmarl/SMAX_{s}") for s in smax} == {"smax"}
     assert {rl_envs.family(f"jaxmarl/Overcooked_{s}") for s in layouts} == {"overcooked"}
 
@@ -184,3 +189,77 @@ def test_overcooked_ends_on_its_step_limit_and_reports_its_shaping_apart() -> No
     assert set(np.unique(shaped)) <= {0.0, 3.0, 5.0} and (shaped > 0).any()
     np.testing.assert_array_equal(reward[..., 0], reward[..., 1])
     np.testing.assert_array_equal(reward % 20, 0)
+
+
+def _legal_random_rollout(env, num_envs: int, num_steps: int):
+    """`num_steps` steps of `num_envs` copies of `env` under uniformly random legal actions:
+    the next TimeStep's leaves and the mask the actions were drawn from, each `[T, N, ...]`."""
+    venv = VectorEnv(AutoReset(EpisodeStatistics(env)), num_envs)
+    n = env.action_space.n
+
+    def body(carry, k):
+        s, ts = carry
+        k_a, k_s = jax.random.split(k)
+        mask = ts.info.get("action_mask", jax.numpy.ones((num_envs, env.num_agents, n), bool))
+        logits = jax.numpy.where(mask, 0.0, -jax.numpy.inf)
+        s, nts = venv.step(s, jax.random.categorical(k_a, logits), k_s)
+        return (s, nts), (nts, mask)
+
+    @jax.jit
+    def run(key):
+        return jax.lax.scan(body, venv.reset(key), jax.random.split(key, num_steps))[1]
+
+    return jax.tree.map(np.asarray, run(jax.random.PRNGKey(0)))
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("env_id", ["jaxmarl/hanabi", "jaxmarl/switch_riddle",
+                                    "jaxmarl/coin_game"])
+def test_check_multiagent_environment_games(env_id: str) -> None:
+    check_multiagent_environment(rl_envs.make(env_id))
+
+
+@pytest.mark.heavy
+def test_hanabi_only_the_current_player_moves_and_the_game_ends_terminated() -> None:
+    """Random legal play, 16 games for 200 turns: on every turn exactly one player has a move
+    other than the no-op (the last action), the others only the no-op; every game ends by its
+    rules, `terminated` for both players at once, never `truncated`; both get the same reward."""
+    env = rl_envs.make("jaxmarl/hanabi")
+    ts, mask = _legal_random_rollout(env, 16, 200)
+    noop = env.action_space.n - 1
+    movers = mask[..., :noop].any(-1)  # [T, N, A]
+    np.testing.assert_array_equal(movers.sum(-1), 1)
+    np.testing.assert_array_equal(mask[..., noop], ~movers)
+    assert not ts.truncated.any() and ts.terminated.any()
+    np.testing.assert_array_equal(ts.terminated.any(-1), ts.terminated.all(-1))
+    np.testing.assert_array_equal(ts.reward[..., 0], ts.reward[..., 1])
+
+
+@pytest.mark.heavy
+def test_switch_riddle_telling_terminates_and_the_step_limit_truncates() -> None:
+    """3 prisoners, random actions, 64 rooms for 120 steps: an episode ends `terminated` (for
+    all) exactly when its last step pays +1 or -1 to everyone (someone told), and `truncated`
+    when it reaches JaxMARL's limit of 6 steps with nothing said (reward 0); both kinds occur."""
+    env = rl_envs.make("jaxmarl/switch_riddle")
+    ts, _ = _legal_random_rollout(env, 64, 120)
+    term, trunc, reward = ts.terminated, ts.truncated, ts.reward
+    np.testing.assert_array_equal(term.any(-1), term.all(-1))
+    np.testing.assert_array_equal(trunc.any(-1), trunc.all(-1))
+    assert not (term & trunc).any() and term.any() and trunc.any()
+    told = term[..., 0]
+    assert set(np.unique(reward[told][:, 0])) <= {-1.0, 1.0}
+    np.testing.assert_array_equal(reward[~told], 0.0)
+    np.testing.assert_array_equal(ts.info["episode_length"][trunc[..., 0]], 6)
+
+
+@pytest.mark.heavy
+def test_coin_game_runs_ten_inner_games_then_truncates() -> None:
+    """Coin Game's defaults: an episode is 10 inner games of 10 steps, 100 steps ended by the
+    limit alone (`truncated`, never `terminated`); `inner_episode_done` marks every 10th step."""
+    env = rl_envs.make("jaxmarl/coin_game")
+    ts, _ = _legal_random_rollout(env, 4, 210)
+    assert not ts.terminated.any()
+    ends = np.flatnonzero(ts.truncated[:, 0, 0])
+    np.testing.assert_array_equal(ends, [99, 199])
+    inner = np.flatnonzero(ts.info["inner_episode_done"][:, 0, 0])
+    np.testing.assert_array_equal(inner, np.arange(9, 210, 10))

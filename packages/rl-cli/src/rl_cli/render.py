@@ -87,7 +87,8 @@ def render(run_dir: str | Path, out: Path | None = None, member: int = 0, seed: 
     suffix = getattr(run.env, "render_suffix", None)
     if suffix is None:
         raise UserError(f"{run.env_id} has no renderer (rl render draws gymnax, jumanji, brax, "
-                        "pgx, craftax, xminigrid, jaxmarl and native environments)")
+                        "pgx, craftax, xminigrid, jaxmarl's MPE, SMAX and Overcooked, and native "
+                        "environments)")
     out = out or run.run_dir / f"render-{run.members[member]}{suffix}"
     if out.suffix.lower() != suffix:
         raise UserError(f"--out {out}: {run.env_id} renders to a {suffix} file; name it "

@@ -1,6 +1,6 @@
 """JaxMARL behind the multi-agent port (Rutherford et al., 2023; `jaxmarl` 0.2): the Multi-Agent
-Particle Environments with discrete actions, and SMAX against its heuristic enemy (see
-`rl_core.multiagent` for the port).
+Particle Environments with discrete actions, SMAX against its heuristic enemy, Overcooked,
+Hanabi, Switch Riddle and Coin Game (see `rl_core.multiagent` for the port).
 
     env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")   # env.num_agents == 3
     env = rl_envs.make("jaxmarl/SMAX_2s3z")              # 5 allies against 5 scripted enemies
@@ -43,8 +43,27 @@ in a kitchen, each observing the grid as `[H, W, 26]` feature planes, flattened:
   the pot or a dish picked up, 5 for a soup picked up): the reward its baselines add while they
   anneal it away (`rl_core.AnnealedRewardShaping`), never part of the reported return.
 
-Not here yet: Hanabi, STORM, Coin Game, Switch Riddle, MABrax and the MPE tasks
-with continuous actions (simple_world_comm, simple_facmac).
+Hanabi (`hanabi`, JaxMARL's two-player game by default; `num_agents=` up to 5), turn-based:
+* every agent acts each step, but only the current player's move counts: `info["action_mask"]`
+  is JaxMARL's `get_legal_moves` (the current player's legal plays, discards and hints; for every
+  other player only the no-op, the last action);
+* the reward is the team's (the change in score, each agent a copy); the game ends by its own
+  rules (the deck run out, the last life lost, or every firework complete), so every `done` is
+  `terminated`; there is no step limit.
+
+Switch Riddle (`switch_riddle`, Foerster et al., 2016; 3 prisoners by default, `num_agents=`):
+* each step one random prisoner is in the room, sees the bulb and may switch it or tell; the
+  others' actions are ignored. Telling ends the episode as `terminated` for every agent (+1 to
+  each if every prisoner has been in the room, -1 otherwise); JaxMARL's step limit
+  (`4 * num_agents - 6` steps) ends it as `truncated`.
+
+Coin Game (`coin_game`, Lerer and Peysakhovich, 2017, as LOLA's Foerster et al., 2018 play it):
+two agents, general-sum, on a 3x3 torus; an episode is `num_outer_steps` (10) inner games of
+`num_inner_steps` (10) steps each, ended only by that limit (`truncated`); `info
+["inner_episode_done"]` `[A]` marks the step on which an inner game restarts.
+
+Not here yet: STORM, MABrax and the MPE tasks with continuous actions (simple_world_comm,
+simple_facmac). `rl render` draws MPE, SMAX and Overcooked; the others have no renderer.
 """
 
 from __future__ import annotations
@@ -76,12 +95,15 @@ SMAX_SCENARIOS: tuple[str, ...] = ("3m", "2s3z", "25m", "3s5z", "8m", "5m_vs_6m"
 # JaxMARL's `overcooked_layouts`, the five of Carroll et al.'s (2019) Overcooked-AI.
 OVERCOOKED_LAYOUTS: tuple[str, ...] = ("cramped_room", "asymm_advantages", "coord_ring",
                                        "forced_coord", "counter_circuit")
+# JaxMARL's own ids, each its own family.
+GAMES: tuple[str, ...] = ("hanabi", "switch_riddle", "coin_game")
 MPE_NAMES = list(ENV_NAMES)
 ENV_NAMES += [f"SMAX_{s}" for s in SMAX_SCENARIOS]
 ENV_NAMES += [f"Overcooked_{s}" for s in OVERCOOKED_LAYOUTS]
+ENV_NAMES += list(GAMES)
 FAMILY: dict[str, str] = {n: "mpe" for n in MPE_NAMES} | {
     f"SMAX_{s}": "smax" for s in SMAX_SCENARIOS} | {
-    f"Overcooked_{s}": "overcooked" for s in OVERCOOKED_LAYOUTS}
+    f"Overcooked_{s}": "overcooked" for s in OVERCOOKED_LAYOUTS} | {g: g for g in GAMES}
 
 
 @contextlib.contextmanager
@@ -293,11 +315,60 @@ class OvercookedEnv(JaxMARLEnv):
         return f"OvercookedEnv({self.name!r})"
 
 
+class HanabiEnv(JaxMARLEnv):
+    """Hanabi, turn-based: the current player's legal moves as its mask, the others' only the
+    no-op; the game's end `terminated`. See the module docstring."""
+
+    render_suffix = None  # type: ignore[assignment]
+
+    def _timestep(self, obs: Any, state: Any, rewards: Any, dones: Any) -> TimeStep:
+        ts = super()._timestep(obs, state, rewards, dones)
+        legal = self._env.get_legal_moves(state)
+        mask = jnp.stack([legal[a] for a in self.agents]).astype(jnp.bool_)
+        return ts._replace(terminated=ts.truncated, truncated=jnp.zeros_like(ts.truncated),
+                           info={**ts.info, "action_mask": mask})
+
+    def __repr__(self) -> str:
+        return f"HanabiEnv(players={self.num_agents})"
+
+
+class SwitchRiddleEnv(JaxMARLEnv):
+    """Switch Riddle: telling `terminated`, the step limit `truncated` (JaxMARL's one `done`
+    covers both; which it was is the acting prisoner's action). See the module docstring."""
+
+    render_suffix = None  # type: ignore[assignment]
+    TELL = 2  # JaxMARL's `game_actions["TELL"]`
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        told = action[state.agent_in_room] == self.TELL  # the prisoner in the room acts
+        nstate, ts = super().step(state, action, key)
+        over = ts.truncated
+        return nstate, ts._replace(terminated=over & told, truncated=over & ~told)
+
+    def __repr__(self) -> str:
+        return f"SwitchRiddleEnv(prisoners={self.num_agents})"
+
+
+class CoinGameEnv(JaxMARLEnv):
+    """Coin Game: the outer episode's limit `truncated`; `info["inner_episode_done"]` `[A]`."""
+
+    render_suffix = None  # type: ignore[assignment]
+
+    def _with_step_info(self, ts: TimeStep, info: Any) -> TimeStep:
+        inner = jnp.asarray(False) if info is None else info["inner_episode_done"]
+        inner = jnp.broadcast_to(jnp.asarray(inner, jnp.bool_), (self.num_agents,))
+        return ts._replace(info={**ts.info, "inner_episode_done": inner})
+
+    def __repr__(self) -> str:
+        return "CoinGameEnv()"
+
+
 def agent_count(name: str) -> int:
     """The number of agents of task `name` with its default arguments (`rl envs` lists it)."""
     return len(_make(name).agents)
 
 
 def make(name: str, **kwargs: Any) -> JaxMARLEnv:
-    cls = {"smax": SMAXEnv, "overcooked": OvercookedEnv}.get(FAMILY[name], JaxMARLEnv)
+    cls = {"smax": SMAXEnv, "overcooked": OvercookedEnv, "hanabi": HanabiEnv,
+           "switch_riddle": SwitchRiddleEnv, "coin_game": CoinGameEnv}.get(FAMILY[name], JaxMARLEnv)
     return cls(name, **kwargs)
