@@ -426,10 +426,12 @@ def window_sum(x: np.ndarray) -> np.ndarray:
 
 
 def final_return(out: dict[str, Any]) -> float:
-    """Mean team return (JaxMARL's `returned_episode_returns`: each agent's return times the
-    number of agents, averaged over the agents) of the training episodes that ended in the last 5%
-    of updates, per seed (NaN where none ended), averaged over seeds. `out` is the vmapped output
-    of `make_train` (`[seeds, updates]` metrics; an unvmapped output counts as one seed)."""
+    """Mean team return (the `episode_return_sum` metric: on MPE JaxMARL's
+    `returned_episode_returns`, each agent's return times the number of agents; on Overcooked
+    each agent's return times the number of agents here) of the training episodes that ended in
+    the last 5% of updates, per seed (NaN where none ended), averaged over seeds. `out` is the
+    vmapped output of `make_train` (`[seeds, updates]` metrics; an unvmapped output counts as
+    one seed)."""
     m = out["metrics"]
     count = np.asarray(m["episode_count"], np.float64)
     ret_sum = np.asarray(m["episode_return_sum"], np.float64).reshape(-1, count.shape[-1])
@@ -440,7 +442,8 @@ def final_return(out: dict[str, Any]) -> float:
 
 def plotted_return(out: dict[str, Any]) -> float:
     """What their plot shows, over the same window: the per-update mean over steps and actors of
-    `returned_episode_returns` (stale between episodes), averaged over updates and seeds."""
+    `returned_episode_returns` (stale between episodes), averaged over updates and seeds. On MPE
+    that is a team return; on Overcooked one agent's return, half the team's."""
     x = np.asarray(out["metrics"]["returned_episode_returns"], np.float64)
     x = x.reshape(-1, x.shape[-1])
     return float(np.mean(window_sum(x) / max(1, int(round(x.shape[-1] * FINAL_WINDOW)))))
@@ -455,6 +458,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=None, help="default: SEED (30)")
     ap.add_argument("--seq-orthogonal", action="store_true")
     a = ap.parse_args()
+    if a.layout is not None and a.task != "overcooked":
+        ap.error("--layout is Overcooked's: add --task overcooked")
     config = dict(TASKS[a.task], SEQ_ORTHOGONAL=a.seq_orthogonal)
     if a.layout is not None:
         config["ENV_KWARGS"] = {**config["ENV_KWARGS"], "layout": a.layout}
@@ -472,7 +477,8 @@ def main() -> None:
     per_update = config["NUM_ENVS"] * config["NUM_STEPS"]
     steps = a.seeds * (config["TOTAL_TIMESTEPS"] // per_update) * per_update
     print(f"ok: compile {compile_s:.1f}s run {run_s:.1f}s {steps / run_s:,.0f} env steps/s "
-          f"team return {final_return(out):.2f} (their plot's value {plotted_return(out):.2f})",
+          f"team return {final_return(out):.2f} (their plot's value {plotted_return(out):.2f}"
+          f"{', per agent' if a.task == 'overcooked' else ''})",
           flush=True)
 
 

@@ -221,15 +221,21 @@ def test_check_multiagent_environment_games(env_id: str) -> None:
 
 @pytest.mark.heavy
 def test_hanabi_only_the_current_player_moves_and_the_game_ends_terminated() -> None:
-    """Random legal play, 16 games for 200 turns: on every turn exactly one player has a move
-    other than the no-op (the last action), the others only the no-op; every game ends by its
-    rules, `terminated` for both players at once, never `truncated`; both get the same reward."""
+    """Random legal play, 16 tables for 200 turns: on every turn exactly one player has a move
+    other than the no-op (the last action), the others only the no-op, and within a game the
+    turn passes to the other player each step (the mask is the new state's); every game ends by
+    its rules, `terminated` for both players at once, never `truncated`; both get the same
+    reward."""
     env = rl_envs.make("jaxmarl/hanabi")
     ts, mask = _legal_random_rollout(env, 16, 200)
     noop = env.action_space.n - 1
     movers = mask[..., :noop].any(-1)  # [T, N, A]
     np.testing.assert_array_equal(movers.sum(-1), 1)
     np.testing.assert_array_equal(mask[..., noop], ~movers)
+    mover = movers.argmax(-1)  # [T, N]: whose turn the mask of step t gave
+    same_game = ~ts.terminated[:-1, :, 0]  # step t+1's mask is the same game's next turn
+    assert same_game.any()
+    np.testing.assert_array_equal(mover[1:][same_game], 1 - mover[:-1][same_game])
     assert not ts.truncated.any() and ts.terminated.any()
     np.testing.assert_array_equal(ts.terminated.any(-1), ts.terminated.all(-1))
     np.testing.assert_array_equal(ts.reward[..., 0], ts.reward[..., 1])

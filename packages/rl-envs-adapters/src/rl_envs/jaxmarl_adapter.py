@@ -47,9 +47,10 @@ Hanabi (`hanabi`, JaxMARL's two-player game by default; `num_agents=` up to 5), 
 * every agent acts each step, but only the current player's move counts: `info["action_mask"]`
   is JaxMARL's `get_legal_moves` (the current player's legal plays, discards and hints; for every
   other player only the no-op, the last action);
-* the reward is the team's (the change in score, each agent a copy); the game ends by its own
-  rules (the deck run out, the last life lost, or every firework complete), so every `done` is
-  `terminated`; there is no step limit.
+* the reward is the team's (the change in score, each agent a copy; losing the last life takes
+  back every firework played); the game ends by its own rules (a full round after the last card
+  is drawn, the last life lost, or every firework complete), so every `done` is `terminated`;
+  there is no step limit.
 
 Switch Riddle (`switch_riddle`, Foerster et al., 2016; 3 prisoners by default, `num_agents=`):
 * each step one random prisoner is in the room, sees the bulb and may switch it or tell; the
@@ -60,7 +61,8 @@ Switch Riddle (`switch_riddle`, Foerster et al., 2016; 3 prisoners by default, `
 Coin Game (`coin_game`, Lerer and Peysakhovich, 2017, as LOLA's Foerster et al., 2018 play it):
 two agents, general-sum, on a 3x3 torus; an episode is `num_outer_steps` (10) inner games of
 `num_inner_steps` (10) steps each, ended only by that limit (`truncated`); `info
-["inner_episode_done"]` `[A]` marks the step on which an inner game restarts.
+["inner_episode_done"]` `[A]` marks an inner game's last step, which JaxMARL pays 0 and whose
+observation is already the next game's start.
 
 Not here yet: STORM, MABrax and the MPE tasks with continuous actions (simple_world_comm,
 simple_facmac). `rl render` draws MPE, SMAX and Overcooked; the others have no renderer.
