@@ -2,9 +2,9 @@
 default, every listed id under `-m slow`), padded observations and masked actions for agents of
 different sizes, the step limit as `truncated` on every agent at once, SMAX's flags (dead units
 terminated, a decided battle terminating everyone, its step limit truncating the living) and
-wins, Overcooked's step limit and shaping, Hanabi's turns and end, Switch Riddle's two ends and
-Coin Game's inner games (these three in the `heavy` tier: their first compile takes minutes
-here), and a quiet import."""
+wins, Overcooked's step limit and shaping, Hanabi's turns and end, Switch Riddle's two ends,
+Coin Game's inner games and STORM's limit (these four in the `heavy` tier: their first compile
+takes minutes here), and a quiet import."""
 
 from __future__ import annotations
 
@@ -48,10 +48,11 @@ def test_every_listed_task_is_jaxmarls() -> None:
 
     layouts = [n.removeprefix("Overcooked_") for n in names if n.startswith("Overcooked_")]
     assert set(smax) == fixed and set(layouts) == set(overcooked_layouts)
-    games = [n for n in names if n in ("hanabi", "switch_riddle", "coin_game")]
-    assert len(games) == 3 and set(games) <= set(jaxmarl.registered_envs)
+    games = [n for n in names if n in ("hanabi", "switch_riddle", "coin_game", "storm_np")]
+    assert len(games) == 4 and set(games) <= set(jaxmarl.registered_envs)
     assert len(mpe) + len(smax) + len(layouts) + len(games) == len(names)
-    assert {rl_envs.family(f"jaxmarl/{g}") for g in games} == set(games)
+    assert [rl_envs.family(f"jaxmarl/{g}") for g in games] == [
+        "hanabi", "switch_riddle", "coin_game", "storm"]
     assert {rl_envs.family(f"jaxmarl/SMAX_{s}") for s in smax} == {"smax"}
     assert {rl_envs.family(f"jaxmarl/Overcooked_{s}") for s in layouts} == {"overcooked"}
 
@@ -214,7 +215,7 @@ def _legal_random_rollout(env, num_envs: int, num_steps: int):
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("env_id", ["jaxmarl/hanabi", "jaxmarl/switch_riddle",
-                                    "jaxmarl/coin_game"])
+                                    "jaxmarl/coin_game", "jaxmarl/storm_np"])
 def test_check_multiagent_environment_games(env_id: str) -> None:
     check_multiagent_environment(rl_envs.make(env_id))
 
@@ -269,3 +270,18 @@ def test_coin_game_runs_ten_inner_games_then_truncates() -> None:
     np.testing.assert_array_equal(ends, [99, 199])
     inner = np.flatnonzero(ts.info["inner_episode_done"][:, 0, 0])
     np.testing.assert_array_equal(inner, np.arange(9, 210, 10))
+
+
+@pytest.mark.heavy
+def test_storm_truncates_after_its_152_steps_paying_nothing_on_the_last() -> None:
+    """STORM's n-player InTheMatrix with 3 agents: episodes of 152 steps ended by the limit alone
+    (`truncated` for all, never `terminated`); the last step, on which JaxMARL restarts the grid,
+    pays nothing; the rewards are each agent's own (they differ somewhere)."""
+    env = rl_envs.make("jaxmarl/storm_np", num_agents=3)
+    assert env.num_agents == 3 and env.observation_space.shape == (5 * 5 * 14,)
+    ts, _ = _legal_random_rollout(env, 8, 310)
+    assert not ts.terminated.any()
+    np.testing.assert_array_equal(np.flatnonzero(ts.truncated[:, 0, 0]), [151, 303])
+    np.testing.assert_array_equal(ts.truncated.any(-1), ts.truncated.all(-1))
+    np.testing.assert_array_equal(ts.reward[[151, 303]], 0.0)
+    assert (ts.reward[..., 0] != ts.reward[..., 1]).any()

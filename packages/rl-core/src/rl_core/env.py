@@ -36,7 +36,7 @@ class Environment(Protocol):
 FAMILIES = frozenset({"classic_control", "minatar", "bsuite", "misc", "brax", "jumanji",
                       "jumanji_snake", "board_game", "card_game", "puzzle", "tabular",
                       "minigrid", "xland", "craftax", "craftax_classic", "mpe", "smax",
-                      "overcooked", "hanabi", "switch_riddle", "coin_game",
+                      "overcooked", "hanabi", "switch_riddle", "coin_game", "storm",
                       "continuous_control", "custom"})
 # Families whose every task has continuous actions: their own preset (tuned for that family)
 # takes precedence over the generic 'continuous_control' one. Mixed families such as gymnax's

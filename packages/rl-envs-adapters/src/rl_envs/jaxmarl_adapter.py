@@ -1,6 +1,6 @@
 """JaxMARL behind the multi-agent port (Rutherford et al., 2023; `jaxmarl` 0.2): the Multi-Agent
 Particle Environments with discrete actions, SMAX against its heuristic enemy, Overcooked,
-Hanabi, Switch Riddle and Coin Game (see `rl_core.multiagent` for the port).
+Hanabi, Switch Riddle, Coin Game and STORM (see `rl_core.multiagent` for the port).
 
     env = rl_envs.make("jaxmarl/MPE_simple_spread_v3")   # env.num_agents == 3
     env = rl_envs.make("jaxmarl/SMAX_2s3z")              # 5 allies against 5 scripted enemies
@@ -64,7 +64,16 @@ two agents, general-sum, on a 3x3 torus; an episode is `num_outer_steps` (10) in
 ["inner_episode_done"]` `[A]` marks an inner game's last step, which JaxMARL pays 0 and whose
 observation is already the next game's start.
 
-Not here yet: STORM, MABrax and the MPE tasks with continuous actions (simple_world_comm,
+STORM (`storm_np`, Khan et al., 2023: JaxMARL's n-player InTheMatrix; 2 agents by default,
+`num_agents=`): agents collect red and blue coins on an 8x8 grid and play the matrix game their
+inventories make when they meet (the prisoner's dilemma by default), each observing a 5x5 view
+of 14 planes, flattened; 8 actions. An episode is `num_inner_steps` (152) steps, ended only by
+that limit (`truncated`); JaxMARL restarts the grid itself on that step, so its observation is
+already the next episode's start. Rewards are each agent's own (general-sum). JaxMARL's other
+STORM ids (`storm`, `storm_2p`) hand back observations, rewards and flags in shapes of their
+own and are not listed.
+
+Not here yet: MABrax and the MPE tasks with continuous actions (simple_world_comm,
 simple_facmac). `rl render` draws MPE, SMAX and Overcooked; the others have no renderer.
 """
 
@@ -98,14 +107,15 @@ SMAX_SCENARIOS: tuple[str, ...] = ("3m", "2s3z", "25m", "3s5z", "8m", "5m_vs_6m"
 OVERCOOKED_LAYOUTS: tuple[str, ...] = ("cramped_room", "asymm_advantages", "coord_ring",
                                        "forced_coord", "counter_circuit")
 # JaxMARL's own ids, each its own family.
-GAMES: tuple[str, ...] = ("hanabi", "switch_riddle", "coin_game")
+GAMES: tuple[str, ...] = ("hanabi", "switch_riddle", "coin_game", "storm_np")
 MPE_NAMES = list(ENV_NAMES)
 ENV_NAMES += [f"SMAX_{s}" for s in SMAX_SCENARIOS]
 ENV_NAMES += [f"Overcooked_{s}" for s in OVERCOOKED_LAYOUTS]
 ENV_NAMES += list(GAMES)
 FAMILY: dict[str, str] = {n: "mpe" for n in MPE_NAMES} | {
     f"SMAX_{s}": "smax" for s in SMAX_SCENARIOS} | {
-    f"Overcooked_{s}": "overcooked" for s in OVERCOOKED_LAYOUTS} | {g: g for g in GAMES}
+    f"Overcooked_{s}": "overcooked" for s in OVERCOOKED_LAYOUTS} | {
+    g: "storm" if g == "storm_np" else g for g in GAMES}
 
 
 @contextlib.contextmanager
@@ -365,6 +375,22 @@ class CoinGameEnv(JaxMARLEnv):
         return "CoinGameEnv()"
 
 
+class StormEnv(JaxMARLEnv):
+    """STORM's n-player InTheMatrix: agents named by index, the outer episode's limit
+    `truncated`. See the module docstring."""
+
+    render_suffix = None  # type: ignore[assignment]
+
+    def _timestep(self, obs: Any, state: Any, rewards: Any, dones: Any) -> TimeStep:
+        over = (jnp.asarray(False) if dones is None
+                else jnp.asarray(dones["__all__"], jnp.bool_))  # its per-agent keys are names
+        return super()._timestep(obs, state, rewards, None)._replace(
+            truncated=jnp.broadcast_to(over, (self.num_agents,)))
+
+    def __repr__(self) -> str:
+        return f"StormEnv(agents={self.num_agents})"
+
+
 def agent_count(name: str) -> int:
     """The number of agents of task `name` with its default arguments (`rl envs` lists it)."""
     return len(_make(name).agents)
@@ -372,5 +398,6 @@ def agent_count(name: str) -> int:
 
 def make(name: str, **kwargs: Any) -> JaxMARLEnv:
     cls = {"smax": SMAXEnv, "overcooked": OvercookedEnv, "hanabi": HanabiEnv,
-           "switch_riddle": SwitchRiddleEnv, "coin_game": CoinGameEnv}.get(FAMILY[name], JaxMARLEnv)
+           "switch_riddle": SwitchRiddleEnv, "coin_game": CoinGameEnv,
+           "storm": StormEnv}.get(FAMILY[name], JaxMARLEnv)
     return cls(name, **kwargs)
