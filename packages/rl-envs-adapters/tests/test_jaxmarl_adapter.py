@@ -214,13 +214,6 @@ def _legal_random_rollout(env, num_envs: int, num_steps: int):
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("env_id", ["jaxmarl/hanabi", "jaxmarl/switch_riddle",
-                                    "jaxmarl/coin_game", "jaxmarl/storm_np"])
-def test_check_multiagent_environment_games(env_id: str) -> None:
-    check_multiagent_environment(rl_envs.make(env_id))
-
-
-@pytest.mark.heavy
 def test_hanabi_only_the_current_player_moves_and_the_game_ends_terminated() -> None:
     """Random legal play, 16 tables for 200 turns: on every turn exactly one player has a move
     other than the no-op (the last action), the others only the no-op, and within a game the
