@@ -105,28 +105,15 @@ CONFIG: dict[str, Any] = {
     "SEQ_ORTHOGONAL": False,  # not theirs (see the module docstring)
 }
 
-# baselines/IPPO/config/ippo_ff_overcooked.yaml (wandb keys left out; its layout is coord_ring).
+# baselines/IPPO/config/ippo_ff_overcooked.yaml: ippo_ff_mpe.yaml's settings but for these (wandb
+# keys left out; its layout is coord_ring).
 OVERCOOKED_CONFIG: dict[str, Any] = {
-    "LR": 2.5e-4,
-    "NUM_ENVS": 16,
-    "NUM_STEPS": 128,
+    **CONFIG,
     "TOTAL_TIMESTEPS": 5_000_000,  # 5e6
-    "UPDATE_EPOCHS": 4,
-    "NUM_MINIBATCHES": 4,
-    "GAMMA": 0.99,
-    "GAE_LAMBDA": 0.95,
-    "CLIP_EPS": 0.2,
-    "ENT_COEF": 0.01,
-    "VF_COEF": 0.5,
-    "MAX_GRAD_NORM": 0.5,
     "REW_SHAPING_HORIZON": 2_500_000,  # 2.5e6
-    "ACTIVATION": "tanh",
     "ENV_NAME": "overcooked",
     "ENV_KWARGS": {"layout": "coord_ring"},
-    "ANNEAL_LR": True,
-    "SEED": 30,
     "NUM_SEEDS": 1,
-    "SEQ_ORTHOGONAL": False,  # not theirs (see the module docstring)
 }
 
 TASKS = {"mpe": CONFIG, "overcooked": OVERCOOKED_CONFIG}
