@@ -278,3 +278,14 @@ def test_storm_truncates_after_its_152_steps_paying_nothing_on_the_last() -> Non
     np.testing.assert_array_equal(ts.truncated.any(-1), ts.truncated.all(-1))
     np.testing.assert_array_equal(ts.reward[[151, 303]], 0.0)
     assert (ts.reward[..., 0] != ts.reward[..., 1]).any()
+
+
+@pytest.mark.parametrize("name, renders", [
+    ("MPE_simple_spread_v3", True), ("SMAX_3m", True), ("Overcooked_cramped_room", True),
+    ("hanabi", False), ("switch_riddle", False), ("coin_game", False), ("storm_np", False)])
+def test_the_suites_with_a_renderer_and_only_they_offer_one(name: str, renders: bool) -> None:
+    """`rl render` asks `render_suffix`: set exactly where a `render_episode` draws the suite."""
+    env = rl_envs.make(f"jaxmarl/{name}")
+    assert (env.render_suffix == ".gif") is renders
+    assert hasattr(env, "render_episode") is renders
+
