@@ -49,7 +49,12 @@ def ours(name: str, n: int, resets: str = "none"):
     venv = {"none": lambda: VectorEnv(env, n), "auto": lambda: VectorEnv(AutoReset(env), n),
             "optimistic": lambda: OptimisticResetVectorEnv(env, n, env.optimistic_reset_ratio),
             }[resets]()
-    actions = venv.action_space.n if hasattr(venv.action_space, "n") else None
+    return vector_env_fns(venv, n)
+
+
+def vector_env_fns(venv, n: int):
+    """A `VectorEnv`'s reset and 16-step random-action rollout, as `measure` times them."""
+    actions = venv.action_space.n
 
     def reset(key):
         return venv.reset(key)[0]
@@ -80,7 +85,7 @@ def measure(label: str, fns, n: int) -> None:
         state, r = roll_c(state, jax.random.PRNGKey(i + 1))
         jax.block_until_ready(r)
         times.append(time.perf_counter() - t)
-    print(f"{label:>14}: reset compile {t1 - t0:6.1f} s, rollout compile {t2 - t1:6.1f} s, "
+    print(f"{label:>16}: reset compile {t1 - t0:6.1f} s, rollout compile {t2 - t1:6.1f} s, "
           f"{16 * n / statistics.median(times):>9,.0f} env steps/s", flush=True)
 
 

@@ -138,7 +138,19 @@ def summary(return_sum: Any, count: Any, per_update: int, compile_s: float,
             "run_s": run_s, "steps_per_s": seeds * updates * per_update / run_s}
 
 
-def plot(results: dict[str, dict[str, Any]], path: Path, title: str) -> None:
+def print_table(results: dict[str, dict[str, Any]], digits: int) -> None:
+    """One row per program: the final return's mean and 95% interval, the timings, per seed."""
+    w = max(len(k) for k in results)
+    print(f"{'program':{w}s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
+          f"{'steps/s':>8s}  per seed")
+    for name, r in results.items():
+        seeds = ", ".join(f"{x:.{digits}f}" for x in r["final_per_seed"])
+        print(f"{name:{w}s} {r['final_mean']:8.{digits}f} {r['final_ci95']:7.{digits}f}  "
+              f"{r['compile_s']:9.1f} {r['run_s']:7.1f} {r['steps_per_s']:8,.0f}  {seeds}")
+
+
+def plot(results: dict[str, dict[str, Any]], path: Path, title: str,
+         ylabel: str = "team return (training episodes)") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,7 +170,7 @@ def plot(results: dict[str, dict[str, Any]], path: Path, title: str) -> None:
         ax.plot(x, mean, label=f"{name} ({n} seeds)")
         ax.fill_between(x, mean - half, mean + half, alpha=0.25)
     ax.set_xlabel("environment steps")
-    ax.set_ylabel("team return (training episodes)")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
@@ -187,13 +199,7 @@ def main() -> None:
     results["jaxmarl"] = run_theirs(t, timesteps, a.seeds)
     print(f"IPPO, {t.env_id}, {timesteps:,} environment steps x {a.seeds} seeds; "
           "team return of the training episodes that ended in the last 5% of updates")
-    w = max(len(k) for k in results)
-    print(f"{'program':{w}s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
-          f"{'steps/s':>8s}  per seed")
-    for name, r in results.items():
-        seeds = ", ".join(f"{x:.2f}" for x in r["final_per_seed"])
-        print(f"{name:{w}s} {r['final_mean']:8.2f} {r['final_ci95']:7.2f}  {r['compile_s']:9.1f} "
-              f"{r['run_s']:7.1f} {r['steps_per_s']:8,.0f}  {seeds}")
+    print_table(results, 2)
     plot(results, figure, f"IPPO on {t.title}, {timesteps:,} steps")
     record = {k: {f: v for f, v in r.items() if f != "curve"} for k, r in results.items()}
     figure.with_suffix(".json").write_text(json.dumps(

@@ -39,17 +39,37 @@ def test_every_xminigrid_environment_is_listed() -> None:
 
 def test_check_environment_minigrid_and_an_xland_world(tmp_path: Path) -> None:
     env = rl_envs.make("xminigrid/MiniGrid-Empty-5x5")
-    assert env.observation_space.shape == (7, 7, 2) and env.action_space.n == 6
+    assert env.observation_space.shape == (7, 7, 13 + 12) and env.action_space.n == 6
     assert env.family == "minigrid"
     check_environment(env)
     world = rl_envs.make("xminigrid/XLand-MiniGrid-R1-9x9",
                          benchmark=str(_benchmark_file(tmp_path / "bench")), ruleset=0)
-    assert world.family == "xland" and world.observation_space.shape == (5, 5, 2)
+    assert world.family == "xland" and world.observation_space.shape == (5, 5, 25)
     check_environment(world)
     # `rl envs` reads the spaces without the ruleset, which may have to be downloaded
     obs, act = rl_envs.spaces("xminigrid/XLand-MiniGrid-R1-9x9")
     assert act == world.action_space and obs.shape == world.observation_space.shape
     np.testing.assert_array_equal(obs.high, world.observation_space.high)
+
+
+def test_the_view_is_one_hot_by_default_or_the_ids_themselves() -> None:
+    """Each cell of the default view is one tile and one colour, one-hot (13 + 12 numbers), the
+    same cells `one_hot=False` gives as the two ids; ids are categories, not magnitudes."""
+    hot = rl_envs.make("xminigrid/MiniGrid-Empty-5x5")
+    ids = rl_envs.make("xminigrid/MiniGrid-Empty-5x5", one_hot=False)
+    assert ids.observation_space.shape == (7, 7, 2)
+    assert float(ids.observation_space.high.max()) == 12
+    key = jax.random.PRNGKey(3)
+    (s1, a), (s2, b) = hot.reset(key), ids.reset(key)
+    for act in (0, 1, 0):  # forward, turn right, forward
+        (s1, a), (s2, b) = hot.step(s1, jnp.int32(act), key), ids.step(s2, jnp.int32(act), key)
+        x, y = np.asarray(a.observation), np.asarray(b.observation)
+        assert x.shape == (7, 7, 25) and set(np.unique(x)) == {0.0, 1.0}
+        assert np.all(x[..., :13].sum(-1) == 1) and np.all(x[..., 13:].sum(-1) == 1)
+        np.testing.assert_array_equal(x[..., :13].argmax(-1), y[..., 0])
+        np.testing.assert_array_equal(x[..., 13:].argmax(-1), y[..., 1])
+        assert len(np.unique(y[..., 0])) > 1  # the view shows more than one kind of tile
+    assert hot.observation_space.contains(a.observation)
 
 
 def test_goal_terminates_and_the_step_limit_truncates() -> None:
@@ -101,6 +121,7 @@ def test_render_episode_writes_a_gif(tmp_path: Path) -> None:
     ("MiniGrid-Empty-5x5", {"ruleset": 3}, "takes no benchmark or ruleset"),
     ("MiniGrid-Empty-5x5", {"max_steps": 0}, "max_steps must be a positive integer"),
     ("MiniGrid-Empty-5x5", {"view_size": 4}, "view_size must be an odd integer"),
+    ("MiniGrid-Empty-5x5", {"one_hot": "yes"}, "one_hot must be true or false"),
     ("XLand-MiniGrid-R1-9x9", {"benchmark": "huge-9m"}, "benchmark must be one of trivial-21k"),
     ("XLand-MiniGrid-R1-9x9", {"ruleset": -1}, "ruleset must be a non-negative integer"),
 ])

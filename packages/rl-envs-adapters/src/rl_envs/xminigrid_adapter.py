@@ -18,12 +18,16 @@ How xminigrid's steps map onto the port:
   bootstraps from it. xminigrid does not reset by itself; rl-core's `AutoReset` does, keeping the
   true final observation.
 * the reward is xminigrid's: `1 - 0.9 * steps / max_steps` on reaching the goal, else 0.
-* the observation is the agent's egocentric view `[V, V, 2]` (tile id, colour id per cell),
-  as float32; a Box bounded by the tile and colour counts.
+* the observation is the agent's egocentric view, float32: by default each cell's tile and
+  colour one-hot, `[V, V, 13 + 12]` in a Box(0, 1); with `one_hot=False` xminigrid's own
+  `[V, V, 2]` (tile id, colour id), a Box bounded by the tile and colour counts. The ids are
+  categories: a dense layer on one-hot cells embeds each of them (by cell, where xminigrid's own
+  baseline shares one embedding and convolves), where a layer on the ids reads them as
+  magnitudes (`tools/xland_learning.py`).
 * actions: `Discrete(6)` (forward, turn right, turn left, pick up, put down, toggle); no mask.
 
 `max_steps` (an episode's step limit) and `view_size` (odd, the view's side) override xminigrid's
-defaults.
+defaults; `one_hot` (default true) chooses the view's encoding.
 """
 
 from __future__ import annotations
@@ -117,7 +121,8 @@ class XMiniGridEnv:
     """One xminigrid task; see the module docstring."""
 
     def __init__(self, name: str, benchmark: str | None = None, ruleset: int | None = None,
-                 max_steps: int | None = None, view_size: int | None = None):
+                 max_steps: int | None = None, view_size: int | None = None,
+                 one_hot: bool = True):
         import xminigrid
 
         self.name = name
@@ -135,6 +140,8 @@ class XMiniGridEnv:
                 raise EnvError(f"xminigrid/{name}: view_size must be an odd integer >= 3, got "
                                f"{view_size!r}.")
             overrides["view_size"] = int(view_size)
+        if not isinstance(one_hot, bool):
+            raise EnvError(f"xminigrid/{name}: one_hot must be true or false, got {one_hot!r}.")
         if self.family == "xland":
             self.benchmark = DEFAULT_BENCHMARK if benchmark is None else str(benchmark)
             self.ruleset = 0 if ruleset is None else ruleset
@@ -142,8 +149,9 @@ class XMiniGridEnv:
         elif benchmark is not None or ruleset is not None:
             raise EnvError(f"xminigrid/{name} is a MiniGrid task: it takes no benchmark or "
                            "ruleset (those are for the XLand-MiniGrid-* worlds).")
+        self.one_hot = one_hot
         self._params = params.replace(**overrides)
-        self.observation_space, self.action_space = _spaces(self._env, self._params)
+        self.observation_space, self.action_space = _spaces(self._env, self._params, one_hot)
         limit = self._params.max_steps  # every xminigrid task's default_params sets it
         assert limit is not None
         self.max_steps = int(limit)
@@ -151,8 +159,14 @@ class XMiniGridEnv:
     def _timestep(self, ts: Any) -> TimeStep:
         last = ts.step_type == 2  # xminigrid's StepType.LAST
         terminated = last & (ts.discount == 0.0)
+        obs = ts.observation
+        if self.one_hot:
+            from xminigrid.core.constants import NUM_COLORS, NUM_TILES
+
+            obs = jnp.concatenate([jax.nn.one_hot(obs[..., 0], NUM_TILES),
+                                   jax.nn.one_hot(obs[..., 1], NUM_COLORS)], axis=-1)
         return TimeStep(
-            observation=jnp.asarray(ts.observation, jnp.float32),
+            observation=jnp.asarray(obs, jnp.float32),
             reward=jnp.asarray(ts.reward, jnp.float32).reshape(()),
             terminated=jnp.asarray(terminated, jnp.bool_).reshape(()),
             truncated=jnp.asarray(last & ~terminated, jnp.bool_).reshape(()),
@@ -182,10 +196,15 @@ class XMiniGridEnv:
         return f"XMiniGridEnv({self.name!r})"
 
 
-def _spaces(env: Any, params: Any) -> tuple[Box, Discrete]:
+def _spaces(env: Any, params: Any, one_hot: bool = True) -> tuple[Box, Discrete]:
+    """The view's Box (one-hot cells, or the two ids) and the actions."""
     from xminigrid.core.constants import NUM_COLORS, NUM_TILES
 
     shape = tuple(int(d) for d in env.observation_shape(params))
+    if one_hot:
+        shape = (*shape[:-1], NUM_TILES + NUM_COLORS)
+        return (Box(np.zeros(shape, np.float32), np.ones(shape, np.float32), shape, jnp.float32),
+                Discrete(int(env.num_actions(params))))
     high = np.broadcast_to(np.array([NUM_TILES - 1, NUM_COLORS - 1], np.float32), shape)
     return (Box(np.zeros(shape, np.float32), high, shape, jnp.float32),
             Discrete(int(env.num_actions(params))))

@@ -61,3 +61,16 @@ PRESETS["craftax"] = Preset(
          max_grad_norm=1.0),
 )
 PRESETS["craftax_classic"] = PRESETS["craftax"]
+# XLand-MiniGrid (Nikulin et al., 2024): its single-task PPO (training/train_single_task.py: 8192
+# envs x 16 steps, one epoch of 16 minibatches, lr 1e-3 annealed, gamma 0.99, lambda 0.95, clip
+# 0.2, entropy 0.01, grad-norm 0.5, a GRU of 1024 and heads of 256) scaled to a CPU: 1024 envs
+# and a GRU of 256, for 1e7 steps; the torso is one ReLU layer of 256 on the flat view where theirs
+# embeds the tile and colour ids and convolves them (`tools/xland_learning.py` runs both).
+PRESETS["xland"] = Preset(
+    dict(total_timesteps=10_000_000, num_envs=1024, num_steps=16, num_epochs=1,
+         num_minibatches=16, hidden_sizes=(256,), rnn_hidden=256, head_sizes=(256,),
+         activation="relu", anneal_lr=True),
+    dict(lr=1e-3, gamma=0.99, gae_lambda=0.95, clip_eps=0.2, ent_coef=0.01, vf_coef=0.5,
+         max_grad_norm=0.5),
+)
+PRESETS["minigrid"] = PRESETS["xland"]
