@@ -45,7 +45,6 @@ REPO = Path(__file__).resolve().parent.parent
 ENV = "XLand-MiniGrid-R1-9x9"
 
 
-
 def write_benchmark(path: Path) -> None:
     """The one-ruleset benchmark: pick up the yellow ball; a purple square and a green pyramid
     are placed too."""

@@ -203,9 +203,9 @@ def _spaces(env: Any, params: Any, one_hot: bool = True) -> tuple[Box, Discrete]
     shape = tuple(int(d) for d in env.observation_shape(params))
     if one_hot:
         shape = (*shape[:-1], NUM_TILES + NUM_COLORS)
-        return (Box(np.zeros(shape, np.float32), np.ones(shape, np.float32), shape, jnp.float32),
-                Discrete(int(env.num_actions(params))))
-    high = np.broadcast_to(np.array([NUM_TILES - 1, NUM_COLORS - 1], np.float32), shape)
+        high = np.ones(shape, np.float32)
+    else:
+        high = np.broadcast_to(np.array([NUM_TILES - 1, NUM_COLORS - 1], np.float32), shape)
     return (Box(np.zeros(shape, np.float32), high, shape, jnp.float32),
             Discrete(int(env.num_actions(params))))
 
