@@ -36,9 +36,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jaxmarl_ippo_repro as theirs  # noqa: E402
+from learning_report import plot, print_table, summary, timed_compile  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-SMOOTH = 20  # updates per point of the plotted curve
 
 
 def time_limit_as_termination(env: Any) -> Any:
@@ -113,68 +113,6 @@ def run_theirs(t: Task, timesteps: int, seeds: int) -> dict[str, Any]:
     return summary(m["episode_return_sum"], m["episode_count"],
                    config["NUM_ENVS"] * config["NUM_STEPS"], compile_s,
                    time.perf_counter() - t0)
-
-
-def timed_compile(fn: Any, *args: Any) -> tuple[Any, float]:
-    t0 = time.perf_counter()
-    return fn.lower(*args).compile(), time.perf_counter() - t0
-
-
-def summary(return_sum: Any, count: Any, per_update: int, compile_s: float,
-            run_s: float) -> dict[str, Any]:
-    """Per-seed final team returns, the per-update curve `[seeds, updates]`, and the timings.
-    Both programs' sums count one finished episode per agent, each holding the team return."""
-    from rl_cli.stats import mean_ci95
-    from rl_core import final_return
-
-    s, c = np.asarray(return_sum, np.float64), np.asarray(count, np.float64)
-    finals = final_return(s, c)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        curve = np.where(c > 0, s / np.maximum(c, 1), np.nan)
-    mean, ci = mean_ci95(finals)
-    seeds, updates = c.shape
-    return {"final_per_seed": finals.tolist(), "final_mean": mean, "final_ci95": ci,
-            "curve": curve, "steps_per_update": per_update, "compile_s": compile_s,
-            "run_s": run_s, "steps_per_s": seeds * updates * per_update / run_s}
-
-
-def print_table(results: dict[str, dict[str, Any]], digits: int) -> None:
-    """One row per program: the final return's mean and 95% interval, the timings, per seed."""
-    w = max(len(k) for k in results)
-    print(f"{'program':{w}s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
-          f"{'steps/s':>8s}  per seed")
-    for name, r in results.items():
-        seeds = ", ".join(f"{x:.{digits}f}" for x in r["final_per_seed"])
-        print(f"{name:{w}s} {r['final_mean']:8.{digits}f} {r['final_ci95']:7.{digits}f}  "
-              f"{r['compile_s']:9.1f} {r['run_s']:7.1f} {r['steps_per_s']:8,.0f}  {seeds}")
-
-
-def plot(results: dict[str, dict[str, Any]], path: Path, title: str,
-         ylabel: str = "team return (training episodes)") -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from scipy import special
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for name, r in results.items():
-        curve = r["curve"]
-        n, u = curve.shape
-        k = u // SMOOTH
-        pts = np.nanmean(curve[:, : k * SMOOTH].reshape(n, k, SMOOTH), axis=2)
-        x = (np.arange(k) + 1) * SMOOTH * r["steps_per_update"]
-        mean = pts.mean(0)
-        half = (special.stdtrit(n - 1, 0.975) * pts.std(0, ddof=1) / np.sqrt(n) if n > 1
-                else np.zeros_like(mean))
-        ax.plot(x, mean, label=f"{name} ({n} seeds)")
-        ax.fill_between(x, mean - half, mean + half, alpha=0.25)
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import xminigrid_ppo_repro as theirs  # noqa: E402
-from ippo_learning import plot, print_table, summary, timed_compile  # noqa: E402
+from learning_report import plot, print_table, summary, timed_compile  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = "XLand-MiniGrid-R1-9x9"

@@ -148,6 +148,12 @@ def test_episode_metrics() -> None:
     assert float(m["episode_length_sum"]) == 11.0  # 2 + 3 + 6
     assert float(m["episode_count"]) == 3.0
     assert all(v.dtype == jnp.float32 for v in m.values())
+    assert "episode_achievements_sum" not in m
+    # Achievements (Craftax): unlocked-so-far flags [T, N, K]; only the finished episodes' count.
+    ach = jnp.zeros((3, 2, 2)).at[0, 1].set(jnp.array([1.0, 1.0])).at[1, 0, 0].set(1.0)
+    ach = ach.at[2, 0].set(jnp.array([1.0, 1.0]))  # (2, 0) goes on: not counted
+    m = episode_metrics({**info, "achievements": ach}, terminated, truncated)
+    np.testing.assert_array_equal(np.asarray(m["episode_achievements_sum"]), [2.0, 1.0])
 
 
 class EarlyLeaver:

@@ -124,3 +124,34 @@ def test_final_win_rates_are_the_won_fraction_of_the_final_windows_episodes() ->
     chunk = summarise_chunk({"episode_return_sum": won, "episode_length_sum": count,
                              "episode_count": count, "episode_won_sum": won})
     assert chunk["win_rate"] == pytest.approx(np.mean([8 / 9, 0.0]))  # the whole chunk
+
+
+def test_achievement_rates_over_finished_episodes_and_the_score_as_a_share_of_the_max() -> None:
+    """Craftax's achievements: two members, 40 updates (the final window: the last 2). Member 0
+    ended 4 episodes there (2 unlocked achievement a, 1 unlocked b; return 11 in all), member 1
+    ended 2 (both unlocked a; return 4). Rates are the members' mean of their own shares; the
+    score is the final return over the maximum return, in percent; a chunk pools its members."""
+    from rl_cli.reporting import summarise_chunk
+    from rl_cli.stats import final_achievements
+
+    class Env:
+        achievement_names = ["a", "b"]
+        max_achievement_return = 10.0
+
+    count = np.zeros((2, 40), np.float32)
+    ret = np.zeros((2, 40), np.float32)
+    unlocks = np.zeros((2, 40, 2), np.float32)
+    count[0, -2:], ret[0, -2:], unlocks[0, -1] = [1, 3], [3, 8], [2, 1]
+    count[1, -1], ret[1, -1], unlocks[1, -1] = 2, 4, [2, 0]
+    count[1, 0], unlocks[1, 0] = 5, [0, 5]  # outside the window: not counted
+    metrics = {"episode_count": count, "episode_return_sum": ret,
+               "episode_achievements_sum": unlocks}
+    res = final_achievements(metrics, Env())
+    assert res["final_achievement_rates"] == {"a": pytest.approx((0.5 + 1.0) / 2),
+                                              "b": pytest.approx(0.25 / 2)}
+    assert res["final_score_pct_per_member"] == [pytest.approx(27.5), pytest.approx(20.0)]
+    assert res["final_score_pct_mean"] == pytest.approx(23.75)
+    assert final_achievements({"episode_count": count}, Env()) == {}
+    chunk = summarise_chunk({**metrics, "episode_length_sum": count})
+    np.testing.assert_allclose(chunk["achievement_rates"], [4 / 11, 6 / 11])
+    assert "episode_achievements_sum" not in chunk

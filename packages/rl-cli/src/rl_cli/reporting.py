@@ -15,13 +15,16 @@ from rl_cli.stats import finite_or_none, mean_ci95
 from rl_cli.trackers import TrackedWriter, Tracker
 
 # Metrics that count or sum over episodes; everything else is averaged over a chunk.
-_EPISODE_KEYS = ("episode_return_sum", "episode_length_sum", "episode_count", "episode_won_sum")
+_EPISODE_KEYS = ("episode_return_sum", "episode_length_sum", "episode_count", "episode_won_sum",
+                 "episode_achievements_sum")
 
 
 def summarise_chunk(metrics: dict[str, np.ndarray]) -> dict[str, Any]:
     """`[M, L]` metrics of one chunk -> per-member episode means (NaN when no episode finished)
     and chunk means of every other metric, averaged over members; `win_rate` (the members'
-    mean) where the environment reports wins and an episode ended."""
+    mean) where the environment reports wins and an episode ended; `achievement_rates` `[K]`
+    (each achievement's share of the chunk's finished episodes, all members pooled) where it
+    reports achievements (Craftax) and an episode ended."""
     count = metrics["episode_count"].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         ret = np.where(count > 0, metrics["episode_return_sum"].sum(1) / np.maximum(count, 1),
@@ -36,6 +39,8 @@ def summarise_chunk(metrics: dict[str, np.ndarray]) -> dict[str, Any]:
             rate = _nanmean(np.where(count > 0, won / np.maximum(count, 1), np.nan))
         if math.isfinite(rate):
             out["win_rate"] = rate
+    if "episode_achievements_sum" in metrics and count.sum() > 0:  # [M, L, K] unlock counts
+        out["achievement_rates"] = metrics["episode_achievements_sum"].sum((0, 1)) / count.sum()
     for k, v in metrics.items():
         if k not in _EPISODE_KEYS:
             out[k] = float(np.mean(v))
@@ -109,9 +114,10 @@ class RunLogger(_Logger):
 
     def __init__(self, run_dir: Path, member_names: list[str], steps_per_update: int,
                  resume_at: int | None = None, elapsed_offset: float = 0.0,
-                 tracker: Tracker | None = None):
+                 tracker: Tracker | None = None, achievement_names: list[str] | None = None):
         super().__init__(run_dir, steps_per_update, resume_at, elapsed_offset, tracker)
         self.names = member_names
+        self.achievement_names = achievement_names  # the environment's, where it has them
 
     def log_eval(self, updates_done: int, returns: np.ndarray) -> None:
         """A periodic greedy evaluation (`--eval-every`): each member's mean return, as its own
@@ -143,6 +149,9 @@ class RunLogger(_Logger):
         scalars = {k: v for k, v in chunk.items() if isinstance(v, float)}
         for k, v in scalars.items():
             w.add_scalar(k, v, step)
+        achievements = self._achievements(chunk.get("achievement_rates"))
+        for k, v in achievements.items():
+            w.add_scalar(f"achievements/{k}", v, step)
         record = {
             "update": updates_done,
             "env_steps": step,
@@ -153,8 +162,16 @@ class RunLogger(_Logger):
             "episode_length_mean": finite_or_none(_nanmean(length)),
             "episodes": [int(c) for c in chunk["episodes"]],
             **{k: finite_or_none(v) for k, v in scalars.items()},
+            **({"achievement_rates": achievements} if achievements else {}),
         }
         self._record(record)
+
+    def _achievements(self, rates: np.ndarray | None) -> dict[str, float]:
+        """Each achievement's rate by the environment's name for it (its index otherwise)."""
+        if rates is None:
+            return {}
+        names = self.achievement_names or [str(k) for k in range(len(rates))]
+        return {n: float(r) for n, r in zip(names, rates, strict=True)}
 
     def close(self) -> None:
         self._close()
@@ -191,6 +208,9 @@ def summary_table(names: list[str], finals: np.ndarray, summary: dict[str, Any],
         g = summary.get("greedy_eval_mean")
         row.append(f"{g:.2f} ± {summary['greedy_eval_ci95']:.2f}" if g is not None else "-")
     t.add_row(*row)
+    if summary.get("final_score_pct_mean") is not None:
+        t.add_row("score (% of max return)", f"{summary['final_score_pct_mean']:.2f} ± "
+                                             f"{summary['final_score_pct_ci95']:.2f}")
     if summary.get("final_win_rate_mean") is not None:
         t.add_row("final win rate", f"{summary['final_win_rate_mean']:.1%} ± "
                                     f"{summary['final_win_rate_ci95']:.1%}")

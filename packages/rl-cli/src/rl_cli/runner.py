@@ -38,7 +38,7 @@ from rl_cli.resume import (
     write_atomic,
 )
 from rl_cli.session import claimed, new_run_dir, train_members
-from rl_cli.stats import final_returns, final_win_rates, mean_ci95
+from rl_cli.stats import final_achievements, final_returns, final_win_rates, mean_ci95
 from rl_cli.trackers import open_tracker
 from rl_cli.watchdog import Watchdog
 from rl_core import FINAL_RETURN_DEFINITION
@@ -118,7 +118,8 @@ def execute(req: RunRequest, console: Console | None = None,
             logger = RunLogger(run_dir, names, algo.steps_per_update,
                                resume_at=None if point is None else done,
                                elapsed_offset=0.0 if point is None else point.elapsed,
-                               tracker=open_tracker(req.track, run_dir, config_record))
+                               tracker=open_tracker(req.track, run_dir, config_record),
+                               achievement_names=getattr(prep.env, "achievement_names", None))
         health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
         evaluator = PeriodicEval(prep.judge_env(), algo, req, logger) if req.eval_every else None
         ckpt = checkpointer_for(run_dir, {**info, "record": comparable(config_record)},
@@ -168,6 +169,7 @@ def execute(req: RunRequest, console: Console | None = None,
             "final_return_ci95": None if not np.isfinite(ci) else ci,
             "final_return_definition": FINAL_RETURN_DEFINITION,
             **final_win_rates(result.metrics),
+            **final_achievements(result.metrics, prep.env),
             **(greedy or {}),
             "total_timesteps": total_steps,
             "compile_seconds": trained.compile_seconds,

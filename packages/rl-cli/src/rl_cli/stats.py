@@ -11,7 +11,8 @@ import numpy as np
 
 # SciPy and rl_core (hence JAX) are imported where used: `rl --help` imports this module.
 
-__all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_returns", "final_win_rates",
+__all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_achievements", "final_returns",
+           "final_win_rates",
            "finite_or_none", "iqm", "mean_ci95", "wilson_ci95"]
 
 
@@ -42,6 +43,31 @@ def final_win_rates(metrics: dict[str, np.ndarray]) -> dict[str, object]:
     return {"final_win_rate_per_member": [finite_or_none(r) for r in rates],
             "final_win_rate_mean": finite_or_none(mean),
             "final_win_rate_ci95": finite_or_none(ci)}
+
+
+def final_achievements(metrics: dict[str, np.ndarray], env: object) -> dict[str, object]:
+    """A run's achievement summary, where its environment reports achievements (Craftax:
+    `episode_achievements_sum` `[M, U, K]`, and `achievement_names`, `max_achievement_return`):
+    each achievement's success rate over the episodes of the final-return window (the members'
+    mean), and the score of the Craftax paper, the final return as a percentage of the maximum
+    return, per member with its mean and 95% interval. Nothing for other environments."""
+    if "episode_achievements_sum" not in metrics:
+        return {}
+    count = np.asarray(metrics["episode_count"])
+    unlocks = np.moveaxis(np.asarray(metrics["episode_achievements_sum"]), -1, 1)  # [M, K, U]
+    rates = np.nanmean(final_returns(unlocks, count[:, None, :]), axis=0) \
+        if np.any(count) else np.full(unlocks.shape[1], np.nan)
+    names = getattr(env, "achievement_names", None) or [str(k) for k in range(len(rates))]
+    out: dict[str, object] = {"final_achievement_rates": {
+        n: finite_or_none(r) for n, r in zip(names, rates, strict=True)}}
+    best = getattr(env, "max_achievement_return", None)
+    if best:
+        scores = 100.0 * final_returns(np.asarray(metrics["episode_return_sum"]), count) / best
+        mean, ci = mean_ci95(scores)
+        out.update({"final_score_pct_per_member": [finite_or_none(s) for s in scores],
+                    "final_score_pct_mean": finite_or_none(mean),
+                    "final_score_pct_ci95": finite_or_none(ci)})
+    return out
 
 
 def _finite(values: np.ndarray) -> np.ndarray:

@@ -20,7 +20,8 @@ How Craftax's episode ends map onto the port (Craftax merges them into one `done
 The reward is Craftax's: each achievement's first unlock (1 in Classic; 1, 3, 5 or 8 by
 difficulty in Craftax) plus 0.1 per point of health gained or lost. `info["achievements"]`
 (float32 `[A]`, 22 in Classic, 67 in Craftax) holds which achievements the episode has unlocked
-so far; `max_achievement_return` is the return of unlocking all of them, the denominator of the
+so far (`achievement_names` names them, `achievement_rewards` gives each one's reward);
+`max_achievement_return` is the return of unlocking all of them, the denominator of the
 Craftax paper's "% of the maximum" score. Symbolic observations are Craftax's flat float32 vector;
 pixel observations its `[H, W, 3]` image in [0, 1].
 
@@ -52,6 +53,14 @@ FAMILY: dict[str, str] = {n: "craftax_classic" if "Classic" in n else "craftax"
 
 def _quiet() -> contextlib.redirect_stdout:
     return contextlib.redirect_stdout(io.StringIO())
+
+
+def _achievement_names(classic: bool) -> list[str]:
+    if classic:
+        from craftax.craftax_classic.constants import Achievement
+    else:
+        from craftax.craftax.constants import Achievement
+    return [a.name.lower() for a in sorted(Achievement, key=lambda a: a.value)]
 
 
 def _achievement_rewards(classic: bool) -> np.ndarray:
@@ -94,7 +103,9 @@ class CraftaxEnv:
         self._unlimited = self._params.replace(max_timesteps=np.iinfo(np.int32).max)
         self.action_space = Discrete(int(self._env.num_actions))
         self.max_steps = int(self._params.max_timesteps)
-        self.achievement_rewards = _achievement_rewards(self.family == "craftax_classic")
+        classic = self.family == "craftax_classic"
+        self.achievement_names = _achievement_names(classic)  # index k of info["achievements"]
+        self.achievement_rewards = _achievement_rewards(classic)
         self.max_achievement_return = float(self.achievement_rewards.sum())
 
     def _timestep(self, obs: Any, state: Any, reward: Any, done: Any) -> TimeStep:

@@ -91,7 +91,9 @@ def episode_metrics(info: dict[str, Any], terminated: Any, truncated: Any) -> di
     multi-agent stack's actors (`AgentsAsBatch`) count their team's episode when it ends
     (`info["episode_over"]`), not when the agent itself is out. An environment whose `info`
     has `won` (bool: the step ended the episode in the learner's win) adds `episode_won_sum`,
-    from which the host reports the win rate."""
+    from which the host reports the win rate; one whose `info` has `achievements` (`[T, N, K]`:
+    which of K achievements the episode has unlocked so far, Craftax) adds
+    `episode_achievements_sum` `[K]`, from which the host reports each one's success rate."""
     import jax.numpy as jnp
 
     done = info.get("episode_over", jnp.logical_or(terminated, truncated))
@@ -103,4 +105,9 @@ def episode_metrics(info: dict[str, Any], terminated: Any, truncated: Any) -> di
     }
     if "won" in info:  # a game with a winner (SMAX): episodes that ended on the learner's win
         sums["episode_won_sum"] = jnp.sum(done & info["won"]).astype(jnp.float32)
+    if "achievements" in info:  # Craftax: the unlocks of the episodes that ended, per achievement
+        ach = info["achievements"]
+        ended = done.reshape(done.shape + (1,) * (ach.ndim - done.ndim))
+        sums["episode_achievements_sum"] = jnp.sum(
+            jnp.where(ended, ach, 0.0), axis=tuple(range(done.ndim))).astype(jnp.float32)
     return sums

@@ -45,3 +45,15 @@ PRESETS: dict[str, Preset] = {
         dict(lr=3e-4, q_lambda=0.95, eps_finish=0.05, eps_decay=0.5),
     ),
 }
+# Craftax (Matthews et al., 2024): purejaxql's recurrent PQN on Craftax (Gallici et al., 2024;
+# pqn_rnn_craftax.yaml: a LayerNorm layer and a GRU of 512, 1024 envs x 128 steps, 4 epochs x 4
+# minibatches, lr 3e-4 annealed, gamma 0.99, lambda 0.5, ε from 1 to 0.005 over the first 10%,
+# grad-norm 0.5; its last action as an extra GRU input is not here) scaled as ppo_rnn's craftax
+# preset is: 64 envs x 64 steps (16 environments a minibatch) and layers of 256, for 1e6 steps.
+PRESETS["craftax"] = Preset(
+    dict(total_timesteps=1_000_000, num_envs=64, num_steps=64, num_epochs=4,
+         num_minibatches=4, hidden_size=256, num_layers=1, rnn_hidden=256, anneal_lr=True),
+    dict(lr=3e-4, gamma=0.99, q_lambda=0.5, eps_start=1.0, eps_finish=0.005, eps_decay=0.1,
+         max_grad_norm=0.5),
+)
+PRESETS["craftax_classic"] = PRESETS["craftax"]

@@ -1,0 +1,150 @@
+"""Craftax learning: recurrent PPO and recurrent PQN at their `craftax` presets, scored the way
+the Craftax paper reports it.
+
+Each algorithm trains `--seeds` seeds in one program (`rl_core.make_train` under `vmap`, keys
+`PRNGKey(0..n-1)`) on `craftax/<--env>` (Craftax-Symbolic-v1 by default) for `--timesteps`
+environment steps (1e6: the paper's Craftax-1M). The score of a seed is the mean return of the
+training episodes that ended in the last 5% of updates as a percentage of the maximum return
+(`max_achievement_return`: 226 in Craftax, 22 in Classic), the Craftax paper's measure; the
+table gives the mean over seeds with its 95% interval (Student t) next to the paper's figure at
+that budget, and each achievement's success rate over the same episodes. The figure plots the
+score per update (the seeds' mean, smoothed over 20 updates) with the seeds' 95% band.
+
+    uv run --group bench python tools/craftax_learning.py [--seeds 4] [--timesteps 1e6]
+        [--env Craftax-Symbolic-v1] [--algos ppo_rnn,pqn_rnn]
+
+The presets are the papers' settings scaled to a CPU (`rl_algos/ppo_rnn/config.py` and
+`rl_algos/pqn_rnn/config.py` state both); the rollout is the one `rl run` trains with (optimistic
+resets, one fresh world per 16 environments per step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from learning_report import plot, print_table, summary, timed_compile  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+# The Craftax paper's scores (% of the maximum return), Craftax-Symbolic, by budget
+# (Matthews et al., 2024): PPO-RNN at 1e6 steps (Craftax-1M) and 1e9 (Craftax-1B);
+# PQN-RNN at 1e9 from the PQN paper (Gallici et al., 2024). No published PQN-RNN 1M figure.
+PUBLISHED = {("ppo_rnn", 1_000_000): 2.3, ("ppo_rnn", 1_000_000_000): 15.3,
+             ("pqn_rnn", 1_000_000_000): 16.0}
+
+
+def run(algo: str, env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
+    """One algorithm's seeds: the summary (`learning_report.summary`, returns as % of the
+    maximum) and each achievement's success rate (`rl_cli.stats.final_achievements`)."""
+    import rl_algos
+    import rl_core
+    import rl_envs
+    from rl_algos.common import hparams_as_arrays
+    from rl_cli.stats import final_achievements
+
+    env = rl_envs.make(f"craftax/{env_name}")
+    spec = rl_algos.get(algo)
+    preset = spec.presets[env.family]
+    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
+    hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
+    train = rl_core.make_train(spec.make_algorithm(env, config))
+    keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
+    hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
+    fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
+    t0 = time.perf_counter()
+    m = jax.block_until_ready(fn(keys, hps)).metrics
+    run_s = time.perf_counter() - t0
+    pct = 100.0 / env.max_achievement_return
+    out = summary(np.asarray(m["episode_return_sum"]) * pct, m["episode_count"],
+                  config.batch_size, compile_s, run_s)
+    metrics = {k: np.asarray(v) for k, v in m.items()}
+    out["achievements"] = final_achievements(metrics, env)["final_achievement_rates"]
+    out["published"] = PUBLISHED.get((algo, timesteps)) if env.family == "craftax" else None
+    return out
+
+
+def print_achievements(results: dict[str, dict[str, Any]]) -> None:
+    """Each achievement's success rate (the seeds' mean, %) per algorithm, the rows some
+    algorithm reached."""
+    names = list(next(iter(results.values()))["achievements"])
+    w = max(len(n) for n in names)
+    print(f"{'achievement':{w}s} " + " ".join(f"{a:>8s}" for a in results))
+    for n in names:
+        rates = [100 * (r["achievements"][n] or 0.0) for r in results.values()]
+        if any(x > 0 for x in rates):
+            print(f"{n:{w}s} " + " ".join(f"{x:8.1f}" for x in rates))
+
+
+def report(results: dict[str, dict[str, Any]], record: dict[str, Any], figure: Path) -> None:
+    """The score table, the achievement table, the figure and its JSON (curves included, so that
+    `--merge` can draw runs made apart together)."""
+    print(f"{record['task']}, {record['timesteps']:,} environment steps x {record['seeds']} seeds "
+          f"on {record['device']}; score: return of the training episodes that ended in the last "
+          "5% of updates, % of the maximum")
+    print_table(results, 2)
+    for algo, r in results.items():
+        if r["published"] is not None:
+            print(f"{algo}: published {r['published']}% at this budget")
+    print_achievements(results)
+    plot(results, figure, f"{record['task']}, {record['timesteps']:,} steps",
+         "score (% of max return)")
+    saved = {k: {**r, "curve": np.asarray(r["curve"]).tolist()} for k, r in results.items()}
+    figure.with_suffix(".json").write_text(json.dumps({**record, **saved}, indent=1) + "\n")
+    print(f"figure {figure}")
+
+
+def default_figure(record: dict[str, Any]) -> Path:
+    """docs/figures/craftax-<env>-<budget>.png, e.g. craftax-craftax-symbolic-v1-1e6.png."""
+    env = record["task"].split("/", 1)[1].lower()
+    budget = f"{record['timesteps']:.0e}".replace("+0", "").replace("+", "")
+    return REPO / "docs" / "figures" / f"craftax-{env}-{budget}.png"
+
+
+def merge(paths: list[str], figure: Path | None) -> None:
+    """`--merge`: the runs saved in `paths` (one algorithm each, or several) as one report."""
+    results: dict[str, dict[str, Any]] = {}
+    record: dict[str, Any] = {}
+    for p in paths:
+        data = json.loads(Path(p).read_text())
+        head = {k: data.pop(k) for k in ("task", "timesteps", "seeds", "device")}
+        if record and head != record:
+            raise SystemExit(f"{p} is a different run ({head}) from the first ({record}); "
+                             "merge runs of one task, budget, seed count and device")
+        record = head
+        results.update({k: {**r, "curve": np.asarray(r["curve"], np.float64)}
+                        for k, r in data.items()})
+    report(results, record, figure or default_figure(record))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--env", default="Craftax-Symbolic-v1")
+    ap.add_argument("--algos", default="ppo_rnn,pqn_rnn")
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--timesteps", type=float, default=1e6, help="environment steps per seed")
+    ap.add_argument("--figure", default=None,
+                    help="default: docs/figures/craftax-<env>-<budget>.png (and .json)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="report runs saved apart (this tool's JSONs) together; trains nothing")
+    a = ap.parse_args()
+    figure = Path(a.figure) if a.figure else None
+    if a.merge:
+        merge(a.merge, figure)
+        return
+    timesteps = int(a.timesteps)
+    results = {algo: run(algo, a.env, timesteps, a.seeds) for algo in a.algos.split(",")}
+    record = {"task": f"craftax/{a.env}", "timesteps": timesteps, "seeds": a.seeds,
+              "device": jax.devices()[0].device_kind}
+    report(results, record, figure or default_figure(record))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""What the learning tools (`ippo_learning.py`, `xland_learning.py`, `craftax_learning.py`)
+share: a program compiled apart from its run, the per-seed summary of final returns with its
+95% interval, the table they print and the curve figure they draw."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SMOOTH = 20  # updates per point of the plotted curve
+
+
+def timed_compile(fn: Any, *args: Any) -> tuple[Any, float]:
+    """`fn` (jitted) lowered and compiled for `args`, and the seconds that took."""
+    t0 = time.perf_counter()
+    return fn.lower(*args).compile(), time.perf_counter() - t0
+
+
+def summary(return_sum: Any, count: Any, per_update: int, compile_s: float,
+            run_s: float) -> dict[str, Any]:
+    """From per-update sums of finished episodes' returns and their counts `[seeds, updates]`:
+    the final return per seed (`rl_core.final_return`), their mean and 95% interval, the
+    per-update curve, and the timings."""
+    from rl_cli.stats import mean_ci95
+    from rl_core import final_return
+
+    s, c = np.asarray(return_sum, np.float64), np.asarray(count, np.float64)
+    finals = final_return(s, c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        curve = np.where(c > 0, s / np.maximum(c, 1), np.nan)
+    mean, ci = mean_ci95(finals)
+    seeds, updates = c.shape
+    return {"final_per_seed": finals.tolist(), "final_mean": mean, "final_ci95": ci,
+            "curve": curve, "steps_per_update": per_update, "compile_s": compile_s,
+            "run_s": run_s, "steps_per_s": seeds * updates * per_update / run_s}
+
+
+def print_table(results: dict[str, dict[str, Any]], digits: int) -> None:
+    """One row per program: the final return's mean and 95% interval, the timings, per seed."""
+    w = max(len(k) for k in results)
+    print(f"{'program':{w}s} {'mean':>8s} {'95% CI':>7s}  {'compile s':>9s} {'run s':>7s} "
+          f"{'steps/s':>8s}  per seed")
+    for name, r in results.items():
+        seeds = ", ".join(f"{x:.{digits}f}" for x in r["final_per_seed"])
+        print(f"{name:{w}s} {r['final_mean']:8.{digits}f} {r['final_ci95']:7.{digits}f}  "
+              f"{r['compile_s']:9.1f} {r['run_s']:7.1f} {r['steps_per_s']:8,.0f}  {seeds}")
+
+
+def plot(results: dict[str, dict[str, Any]], path: Path, title: str,
+         ylabel: str = "team return (training episodes)") -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy import special
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name, r in results.items():
+        curve = r["curve"]
+        n, u = curve.shape
+        k = u // SMOOTH
+        pts = np.nanmean(curve[:, : k * SMOOTH].reshape(n, k, SMOOTH), axis=2)
+        x = (np.arange(k) + 1) * SMOOTH * r["steps_per_update"]
+        mean = pts.mean(0)
+        half = (special.stdtrit(n - 1, 0.975) * pts.std(0, ddof=1) / np.sqrt(n) if n > 1
+                else np.zeros_like(mean))
+        ax.plot(x, mean, label=f"{name} ({n} seeds)")
+        ax.fill_between(x, mean - half, mean + half, alpha=0.25)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
