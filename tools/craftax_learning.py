@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from learning_report import plot, print_table, summary, timed_compile  # noqa: E402
+from learning_report import plot, print_table, summary, train_seeds  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 # The Craftax paper's scores (% of the maximum return), Craftax-Symbolic, by budget
@@ -44,31 +43,23 @@ PUBLISHED = {("ppo_rnn", 1_000_000): 2.3, ("ppo_rnn", 1_000_000_000): 15.3,
 def run(algo: str, env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
     """One algorithm's seeds: the summary (`learning_report.summary`, returns as % of the
     maximum) and each achievement's success rate (`rl_cli.stats.final_achievements`)."""
-    import rl_algos
-    import rl_core
     import rl_envs
-    from rl_algos.common import hparams_as_arrays
     from rl_cli.stats import final_achievements
 
     env = rl_envs.make(f"craftax/{env_name}")
-    spec = rl_algos.get(algo)
-    preset = spec.presets[env.family]
-    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
-    hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
-    train = rl_core.make_train(spec.make_algorithm(env, config))
-    keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
-    hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
-    fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
-    t0 = time.perf_counter()
-    m = jax.block_until_ready(fn(keys, hps)).metrics
-    run_s = time.perf_counter() - t0
+    metrics, config, compile_s, run_s = train_seeds(algo, env.family, env, timesteps, seeds)
     pct = 100.0 / env.max_achievement_return
-    out = summary(np.asarray(m["episode_return_sum"]) * pct, m["episode_count"],
+    out = summary(metrics["episode_return_sum"] * pct, metrics["episode_count"],
                   config.batch_size, compile_s, run_s)
-    metrics = {k: np.asarray(v) for k, v in m.items()}
     out["achievements"] = final_achievements(metrics, env)["final_achievement_rates"]
     out["published"] = PUBLISHED.get((algo, timesteps)) if env.family == "craftax" else None
-    return out
+    return {**out, "seeds": seeds, "device": jax.devices()[0].device_kind}
+
+
+def _mean(rate: Any) -> float:
+    """A saved rate (a number, per-seed numbers, None for no episode) as one number."""
+    v = np.asarray(rate, np.float64).ravel()
+    return float(v[np.isfinite(v)].mean()) if np.isfinite(v).any() else 0.0
 
 
 def print_achievements(results: dict[str, dict[str, Any]]) -> None:
@@ -78,7 +69,7 @@ def print_achievements(results: dict[str, dict[str, Any]]) -> None:
     w = max(len(n) for n in names)
     print(f"{'achievement':{w}s} " + " ".join(f"{a:>8s}" for a in results))
     for n in names:
-        rates = [100 * (r["achievements"][n] or 0.0) for r in results.values()]
+        rates = [100 * _mean(r["achievements"][n]) for r in results.values()]
         if any(x > 0 for x in rates):
             print(f"{n:{w}s} " + " ".join(f"{x:8.1f}" for x in rates))
 
@@ -86,13 +77,12 @@ def print_achievements(results: dict[str, dict[str, Any]]) -> None:
 def report(results: dict[str, dict[str, Any]], record: dict[str, Any], figure: Path) -> None:
     """The score table, the achievement table, the figure and its JSON (curves included, so that
     `--merge` can draw runs made apart together)."""
-    print(f"{record['task']}, {record['timesteps']:,} environment steps x {record['seeds']} seeds "
-          f"on {record['device']}; score: return of the training episodes that ended in the last "
-          "5% of updates, % of the maximum")
+    print(f"{record['task']}, {record['timesteps']:,} environment steps; score: return of the "
+          "training episodes that ended in the last 5% of updates, % of the maximum")
     print_table(results, 2)
     for algo, r in results.items():
-        if r["published"] is not None:
-            print(f"{algo}: published {r['published']}% at this budget")
+        published = "" if r["published"] is None else f"; published {r['published']}%"
+        print(f"{algo}: {r['seeds']} seeds on {r['device']}{published}")
     print_achievements(results)
     plot(results, figure, f"{record['task']}, {record['timesteps']:,} steps",
          "score (% of max return)")
@@ -109,17 +99,19 @@ def default_figure(record: dict[str, Any]) -> Path:
 
 
 def merge(paths: list[str], figure: Path | None) -> None:
-    """`--merge`: the runs saved in `paths` (one algorithm each, or several) as one report."""
+    """`--merge`: the runs saved in `paths` (one algorithm each, or several; of one task and
+    budget, on any device) as one report."""
     results: dict[str, dict[str, Any]] = {}
     record: dict[str, Any] = {}
     for p in paths:
         data = json.loads(Path(p).read_text())
-        head = {k: data.pop(k) for k in ("task", "timesteps", "seeds", "device")}
+        head = {k: data.pop(k) for k in ("task", "timesteps")}
         if record and head != record:
-            raise SystemExit(f"{p} is a different run ({head}) from the first ({record}); "
-                             "merge runs of one task, budget, seed count and device")
+            raise SystemExit(f"{p} is a run of {head}, the first of {record}: merge runs of one "
+                             "task and budget")
         record = head
-        results.update({k: {**r, "curve": np.asarray(r["curve"], np.float64)}
+        shared = {k: data.pop(k) for k in ("seeds", "device") if k in data}  # one run's own
+        results.update({k: {**shared, **r, "curve": np.asarray(r["curve"], np.float64)}
                         for k, r in data.items()})
     report(results, record, figure or default_figure(record))
 
@@ -141,8 +133,7 @@ def main() -> None:
         return
     timesteps = int(a.timesteps)
     results = {algo: run(algo, a.env, timesteps, a.seeds) for algo in a.algos.split(",")}
-    record = {"task": f"craftax/{a.env}", "timesteps": timesteps, "seeds": a.seeds,
-              "device": jax.devices()[0].device_kind}
+    record = {"task": f"craftax/{a.env}", "timesteps": timesteps}
     report(results, record, figure or default_figure(record))
 
 

@@ -32,11 +32,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jaxmarl_ippo_repro as theirs  # noqa: E402
-from learning_report import plot, print_table, summary, timed_compile  # noqa: E402
+from learning_report import (  # noqa: E402
+    plot,
+    print_table,
+    summary,
+    timed_compile,
+    train_seeds,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,35 +78,18 @@ def task(name: str, layout: str) -> Task:
     return Task(f"jaxmarl/Overcooked_{layout}", "overcooked", config, f"Overcooked {layout}")
 
 
-def ours_program(t: Task, timesteps: int,
-                 ablate_truncation: bool = False) -> tuple[Any, Any, int]:
-    """Our `train(key, hparams)` at the task's preset, its hparams, and environment steps per
-    update; with `ablate_truncation`, on the environment whose time limit terminates."""
-    import rl_algos
-    import rl_core
+def run_ours(t: Task, timesteps: int, seeds: int,
+             ablate_truncation: bool = False) -> dict[str, Any]:
+    """The registry's `ippo` at the task's preset; with `ablate_truncation`, on the environment
+    whose time limit terminates."""
     import rl_envs
-    from rl_algos.common import hparams_as_arrays
 
-    spec = rl_algos.get("ippo")
-    preset = spec.presets[t.preset]
-    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
-    hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
     env = rl_envs.make(t.env_id)
     if ablate_truncation:
         env = time_limit_as_termination(env)
-    return rl_core.make_train(spec.make_algorithm(env, config)), hp, config.batch_size
-
-
-def run_ours(t: Task, timesteps: int, seeds: int,
-             ablate_truncation: bool = False) -> dict[str, Any]:
-    train, hp, per_update = ours_program(t, timesteps, ablate_truncation)
-    keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
-    hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
-    fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
-    t0 = time.perf_counter()
-    m = jax.block_until_ready(fn(keys, hps)).metrics
-    return summary(m["episode_return_sum"], m["episode_count"], per_update, compile_s,
-                   time.perf_counter() - t0)
+    m, config, compile_s, run_s = train_seeds("ippo", t.preset, env, timesteps, seeds)
+    return summary(m["episode_return_sum"], m["episode_count"], config.batch_size, compile_s,
+                   run_s)
 
 
 def run_theirs(t: Task, timesteps: int, seeds: int) -> dict[str, Any]:

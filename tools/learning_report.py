@@ -19,6 +19,32 @@ def timed_compile(fn: Any, *args: Any) -> tuple[Any, float]:
     return fn.lower(*args).compile(), time.perf_counter() - t0
 
 
+def train_seeds(algo: str, preset: str, env: Any, timesteps: int, seeds: int,
+                hparams: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any, float, float]:
+    """The registry's `algo` at its `preset` (the preset's traced settings updated by
+    `hparams`) trained on `env` for `timesteps` steps, `seeds` seeds in one program
+    (`rl_core.make_train` under `vmap`, keys `PRNGKey(0..seeds-1)`): its metrics as NumPy
+    arrays `[seeds, updates, ...]`, the config, and the compile and run seconds."""
+    import jax
+
+    import rl_algos
+    import rl_core
+    from rl_algos.common import hparams_as_arrays
+
+    spec = rl_algos.get(algo)
+    p = spec.presets[preset]
+    config = spec.config_cls(**{**p.config, "total_timesteps": timesteps})
+    hp = hparams_as_arrays(spec.hparams_cls(**{**p.hparams, **(hparams or {})}))
+    train = rl_core.make_train(spec.make_algorithm(env, config))
+    keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
+    hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
+    fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
+    t0 = time.perf_counter()
+    m = jax.block_until_ready(fn(keys, hps)).metrics
+    run_s = time.perf_counter() - t0
+    return {k: np.asarray(v) for k, v in m.items()}, config, compile_s, run_s
+
+
 def summary(return_sum: Any, count: Any, per_update: int, compile_s: float,
             run_s: float) -> dict[str, Any]:
     """From per-update sums of finished episodes' returns and their counts `[seeds, updates]`:

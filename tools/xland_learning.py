@@ -35,11 +35,16 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import xminigrid_ppo_repro as theirs  # noqa: E402
-from learning_report import plot, print_table, summary, timed_compile  # noqa: E402
+from learning_report import (  # noqa: E402
+    plot,
+    print_table,
+    summary,
+    timed_compile,
+    train_seeds,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = "XLand-MiniGrid-R1-9x9"
@@ -62,24 +67,12 @@ def write_benchmark(path: Path) -> None:
 
 
 def run_ours(benchmark: Path, timesteps: int, seeds: int) -> dict[str, Any]:
-    import rl_algos
-    import rl_core
     import rl_envs
-    from rl_algos.common import hparams_as_arrays
 
-    spec = rl_algos.get("ppo_rnn")
-    preset = spec.presets["xland"]
-    config = spec.config_cls(**{**preset.config, "total_timesteps": timesteps})
-    hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
     env = rl_envs.make(f"xminigrid/{ENV}", benchmark=str(benchmark), ruleset=0)
-    train = rl_core.make_train(spec.make_algorithm(env, config))
-    keys = jax.vmap(jax.random.PRNGKey)(np.arange(seeds))
-    hps = jax.tree.map(lambda x: np.broadcast_to(x, (seeds,)), hp)
-    fn, compile_s = timed_compile(jax.jit(jax.vmap(train)), keys, hps)
-    t0 = time.perf_counter()
-    m = jax.block_until_ready(fn(keys, hps)).metrics
+    m, config, compile_s, run_s = train_seeds("ppo_rnn", "xland", env, timesteps, seeds)
     return summary(m["episode_return_sum"], m["episode_count"], config.batch_size, compile_s,
-                   time.perf_counter() - t0)
+                   run_s)
 
 
 def their_config(timesteps: int) -> dict[str, Any]:
