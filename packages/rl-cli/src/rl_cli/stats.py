@@ -12,8 +12,7 @@ import numpy as np
 # SciPy and rl_core (hence JAX) are imported where used: `rl --help` imports this module.
 
 __all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_achievements", "final_returns",
-           "final_win_rates",
-           "finite_or_none", "iqm", "mean_ci95", "wilson_ci95"]
+           "final_win_rates", "finite_or_none", "iqm", "mean_ci95", "wilson_ci95"]
 
 
 def finite_or_none(x: object) -> float | None:
@@ -55,8 +54,10 @@ def final_achievements(metrics: dict[str, np.ndarray], env: object) -> dict[str,
         return {}
     count = np.asarray(metrics["episode_count"])
     unlocks = np.moveaxis(np.asarray(metrics["episode_achievements_sum"]), -1, 1)  # [M, K, U]
-    rates = np.nanmean(final_returns(unlocks, count[:, None, :]), axis=0) \
-        if np.any(count) else np.full(unlocks.shape[1], np.nan)
+    per_member = final_returns(unlocks, count[:, None, :])  # [M, K], NaN: no episode ended
+    ended = np.isfinite(per_member)
+    with np.errstate(invalid="ignore"):
+        rates = np.where(ended, per_member, 0.0).sum(0) / ended.sum(0)  # NaN where none ended
     names = getattr(env, "achievement_names", None) or [str(k) for k in range(len(rates))]
     out: dict[str, object] = {"final_achievement_rates": {
         n: finite_or_none(r) for n, r in zip(names, rates, strict=True)}}
