@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,13 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from learning_report import plot, print_table, summary, train_seeds  # noqa: E402
+from learning_report import (  # noqa: E402
+    plot,
+    print_table,
+    summary,
+    timed_compile,
+    train_seeds,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 # The Craftax paper's scores (% of the maximum return), Craftax-Symbolic, by budget
@@ -56,6 +64,42 @@ def run(algo: str, env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
     return {**out, "seeds": seeds, "device": jax.devices()[0].device_kind}
 
 
+def their_config(env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
+    """Craftax_Baselines' `ppo_rnn.py` defaults at the sizes ppo_rnn's preset scales them to
+    (its envs and layer width); everything else is already the preset's."""
+    import craftax_ppo_rnn_repro as theirs
+
+    import rl_algos
+
+    ours = rl_algos.get("ppo_rnn").presets["craftax"].config
+    return {**theirs.CONFIG, "ENV_NAME": env_name, "TOTAL_TIMESTEPS": timesteps,
+            "NUM_ENVS": ours["num_envs"], "LAYER_SIZE": ours["rnn_hidden"],
+            "NUM_REPEATS": seeds}
+
+
+def run_theirs(env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
+    """Craftax_Baselines' recurrent PPO (`tools/craftax_ppo_rnn_repro.py`), scored as ours."""
+    import craftax_ppo_rnn_repro as theirs
+
+    import rl_envs
+    from rl_cli.stats import final_achievements
+
+    env = rl_envs.make(f"craftax/{env_name}")  # its achievement names and maximum return
+    config = their_config(env_name, timesteps, seeds)
+    keys = theirs.make_keys(config)
+    fn, compile_s = timed_compile(jax.jit(partial(jax.lax.map, theirs.make_train(config))), keys)
+    t0 = time.perf_counter()
+    m = jax.block_until_ready(fn(keys))["metric"]
+    run_s = time.perf_counter() - t0
+    metrics = {k: np.asarray(v) for k, v in m.items()}
+    out = summary(metrics["episode_return_sum"] * 100.0 / env.max_achievement_return,
+                  metrics["episode_count"], config["NUM_ENVS"] * config["NUM_STEPS"], compile_s,
+                  run_s)
+    out["achievements"] = final_achievements(metrics, env)["final_achievement_rates"]
+    out["published"] = None
+    return {**out, "seeds": seeds, "device": jax.devices()[0].device_kind}
+
+
 def _mean(rate: Any) -> float:
     """A saved rate (a number, per-seed numbers, None for no episode) as one number."""
     v = np.asarray(rate, np.float64).ravel()
@@ -63,15 +107,17 @@ def _mean(rate: Any) -> float:
 
 
 def print_achievements(results: dict[str, dict[str, Any]]) -> None:
-    """Each achievement's success rate (the seeds' mean, %) per algorithm, the rows some
-    algorithm reached."""
+    """Each achievement's success rate (the seeds' mean, %) per program, the rows some program
+    reached."""
     names = list(next(iter(results.values()))["achievements"])
     w = max(len(n) for n in names)
-    print(f"{'achievement':{w}s} " + " ".join(f"{a:>8s}" for a in results))
+    cols = [max(8, len(a)) for a in results]
+    head = " ".join(f"{a:>{c}s}" for a, c in zip(results, cols, strict=True))
+    print(f"{'achievement':{w}s} {head}")
     for n in names:
         rates = [100 * _mean(r["achievements"][n]) for r in results.values()]
         if any(x > 0 for x in rates):
-            print(f"{n:{w}s} " + " ".join(f"{x:8.1f}" for x in rates))
+            print(f"{n:{w}s} " + " ".join(f"{x:{c}.1f}" for x, c in zip(rates, cols, strict=True)))
 
 
 def report(results: dict[str, dict[str, Any]], record: dict[str, Any], figure: Path) -> None:
@@ -124,6 +170,9 @@ def main() -> None:
     ap.add_argument("--timesteps", type=float, default=1e6, help="environment steps per seed")
     ap.add_argument("--figure", default=None,
                     help="default: docs/figures/craftax-<env>-<budget>.png (and .json)")
+    ap.add_argument("--theirs", action="store_true",
+                    help="also Craftax_Baselines' ppo_rnn.py (tools/craftax_ppo_rnn_repro.py) at "
+                         "the ppo_rnn preset's sizes")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="report runs saved apart (this tool's JSONs) together; trains nothing")
     a = ap.parse_args()
@@ -132,7 +181,9 @@ def main() -> None:
         merge(a.merge, figure)
         return
     timesteps = int(a.timesteps)
-    results = {algo: run(algo, a.env, timesteps, a.seeds) for algo in a.algos.split(",")}
+    results = {algo: run(algo, a.env, timesteps, a.seeds) for algo in a.algos.split(",") if algo}
+    if a.theirs:
+        results["craftax_baselines"] = run_theirs(a.env, timesteps, a.seeds)
     record = {"task": f"craftax/{a.env}", "timesteps": timesteps}
     report(results, record, figure or default_figure(record))
 
