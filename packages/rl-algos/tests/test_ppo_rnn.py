@@ -12,7 +12,12 @@ import numpy as np
 import rl_envs
 from rl_algos.common.envs import make_vector_env
 from rl_algos.common.policy import model_structure
-from rl_algos.common.recurrent import RecurrentActorCritic, recurrent_model, reset_hidden
+from rl_algos.common.recurrent import (
+    RecurrentActorCritic,
+    gru_sequence,
+    recurrent_model,
+    reset_hidden,
+)
 from rl_algos.common.shuffle import shuffled_minibatches
 from rl_algos.ppo import PPOHParams
 from rl_algos.ppo_rnn import PPORNNConfig, make_algorithm
@@ -52,6 +57,25 @@ def test_gru_step_resets_the_carry_before_the_step_of_a_new_episode() -> None:
     # A sequence with a reset at step 2: h = 2 -> 1.3808 -> 0.3808 (reset) -> 0.5712.
     _, values = m.sequence(h, jnp.ones((3, 1)), jnp.array([False, True, False]))
     np.testing.assert_allclose(values, [t + (2 - t) / 2, t / 2, t + (t / 2 - t) / 2], rtol=1e-6)
+
+
+def test_gru_sequence_is_equinoxs_cell_scanned_with_resets() -> None:
+    """The split GRU (input projection of all steps first, the recurrence in the scan) gives
+    the states of `eqx.nn.GRUCell` stepped one by one, the state zeroed before each `first`."""
+    k_cell, k_x, k_h, k_f = jax.random.split(jax.random.PRNGKey(3), 4)
+    cell = eqx.nn.GRUCell(5, 7, key=k_cell)
+    xs, h0 = jax.random.normal(k_x, (12, 5)), jax.random.normal(k_h, (7,))
+    firsts = jnp.zeros((12,), bool).at[jnp.array([0, 4, 5, 9])].set(True)
+
+    def f(h, inp):
+        h = cell(inp[0], reset_hidden(h, inp[1]))
+        return h, h
+
+    expected = jax.lax.scan(f, h0, (xs, firsts))[1]
+    np.testing.assert_allclose(gru_sequence(cell, h0, xs, firsts), expected, rtol=1e-5,
+                               atol=1e-6)
+    no_reset = gru_sequence(cell, h0, xs, jnp.zeros((12,), bool))
+    assert not np.allclose(no_reset[4:], expected[4:], atol=1e-3)  # the resets matter
 
 
 def small_config(**kw) -> PPORNNConfig:

@@ -30,6 +30,32 @@ def reset_hidden(h: jax.Array, first: jax.Array) -> jax.Array:
     return jnp.where(first[..., None], jnp.zeros_like(h), h)
 
 
+def gru_sequence(cell: eqx.nn.GRUCell, h0: jax.Array, xs: jax.Array,
+                 firsts: jax.Array) -> jax.Array:
+    """`cell` run over one stored sequence: inputs `xs [T, in]` from the state `h0 [H]`, the
+    state reset to zeros before each step where `firsts [T]` -> the state after every step
+    `[T, H]`. The formula is `eqx.nn.GRUCell.__call__`'s, split so that the input's projection
+    of all T steps is one `[T, in] x [in, 3H]` product before the scan and the scan carries only
+    the recurrent `[H] x [H, 3H]` half: replaying sequences in a loss costs a fraction of
+    scanning the whole cell step by step (and its gradient is one product too)."""
+    zero = jnp.zeros((), xs.dtype)
+    bias = zero if cell.bias is None else cell.bias
+    bias_n = zero if cell.bias_n is None else cell.bias_n
+    gates_in = xs @ cell.weight_ih.T + bias  # [T, 3H]
+
+    def f(h: jax.Array, inp: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        g, first = inp
+        h = reset_hidden(h, first)
+        i_r, i_z, i_n = jnp.split(g, 3)
+        h_r, h_z, h_n = jnp.split(cell.weight_hh @ h, 3)
+        r, z = jax.nn.sigmoid(i_r + h_r), jax.nn.sigmoid(i_z + h_z)
+        n = jnp.tanh(i_n + r * (h_n + bias_n))
+        h = n + z * (h - n)
+        return h, h
+
+    return jax.lax.scan(f, h0, (gates_in, firsts))[1]
+
+
 def sequence_batch(traj: Any, h0: jax.Array, **per_step: jax.Array) -> dict[str, jax.Array]:
     """A rollout as a batch of whole environments: every per-step leaf `[T, N, ...]` (the
     observations, actions, the rollout's extras but the hidden states, and `per_step`) turned
@@ -130,13 +156,17 @@ class RecurrentActorCritic(eqx.Module):
     def sequence(self, h0: jax.Array, xs: jax.Array, firsts: jax.Array) -> tuple[Any, jax.Array]:
         """One environment's stored sequence replayed: `xs [T, d_obs]`, `firsts [T]` from the
         state `h0 [H]` the rollout started from -> (policy outputs `[T, ...]`, values `[T]`),
-        equal to what the rollout computed step by step."""
-
-        def f(h, inp):
-            h, out, value = self.step(h, *inp)
-            return h, (out, value)
-
-        return jax.lax.scan(f, h0, (xs, firsts))[1]
+        equal to what the rollout computed step by step: the torsos and the heads run on all T
+        steps at once, only the GRUs' recurrence step by step (`gru_sequence`)."""
+        if self.critic_cell is None or self.critic_torso is None:
+            hs = gru_sequence(self.cell, h0, jax.vmap(self.torso)(xs), firsts)
+        else:
+            n, d = self.cell.hidden_size, self.actor_size
+            hs = jnp.concatenate([
+                gru_sequence(self.cell, h0[:n], jax.vmap(self.torso)(xs[:, :d]), firsts),
+                gru_sequence(self.critic_cell, h0[n:], jax.vmap(self.critic_torso)(xs[:, d:]),
+                             firsts)], axis=-1)
+        return jax.vmap(self.heads)(hs)
 
 
 def recurrent_model(env: Any, config: Any) -> Callable[[jax.Array], RecurrentActorCritic]:

@@ -40,7 +40,7 @@ from rl_algos.common.qvalues import (
     q_lambda_returns,
     q_loss,
 )
-from rl_algos.common.recurrent import reset_hidden, sequence_batch
+from rl_algos.common.recurrent import gru_sequence, reset_hidden, sequence_batch
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.pqn_rnn.config import PQNRNNConfig
 from rl_core import (
@@ -75,12 +75,16 @@ class RecurrentQNetwork(eqx.Module):
         self.cell = eqx.nn.GRUCell(sizes[-1], rnn_hidden, key=k_cell)
         self.head = orthogonal_linear(k_head, rnn_hidden, num_actions, 1.0)
 
-    def core(self, h: jax.Array, x: jax.Array) -> jax.Array:
-        """The next hidden state after observing `x` from state `h` (no reset)."""
+    def embed(self, x: jax.Array) -> jax.Array:
+        """The dense layers' output `[hidden_size]`: the GRU's input."""
         x = x.astype(jnp.float32)
         for layer, norm in zip(self.layers, self.norms, strict=True):
             x = jax.nn.relu(norm(layer(x)))
-        return self.cell(x, h)
+        return x
+
+    def core(self, h: jax.Array, x: jax.Array) -> jax.Array:
+        """The next hidden state after observing `x` from state `h` (no reset)."""
+        return self.cell(self.embed(x), h)
 
     def step(self, h: jax.Array, x: jax.Array, first: jax.Array) -> tuple[jax.Array, jax.Array]:
         h = self.core(reset_hidden(h, first), x)
@@ -93,12 +97,11 @@ class RecurrentQNetwork(eqx.Module):
 
     def sequence(self, h0: jax.Array, xs: jax.Array, firsts: jax.Array) -> jax.Array:
         """One environment's stored sequence replayed: `xs [T, d_obs]`, `firsts [T]` from the
-        state `h0 [H]` the rollout started from -> Q `[T, A]`, what the rollout computed."""
-
-        def f(h, inp):
-            return self.step(h, *inp)
-
-        return jax.lax.scan(f, h0, (xs, firsts))[1]
+        state `h0 [H]` the rollout started from -> Q `[T, A]`, what the rollout computed: the
+        dense layers and the head run on all T steps at once, only the GRU's recurrence step by
+        step (`gru_sequence`)."""
+        hs = gru_sequence(self.cell, h0, jax.vmap(self.embed)(xs), firsts)
+        return jax.vmap(self.head)(hs)
 
 
 def q_network_model(env: Any, config: PQNRNNConfig) -> Callable[[jax.Array], RecurrentQNetwork]:
