@@ -81,6 +81,18 @@ def test_the_recurrent_actor_and_critic_read_their_own_parts_and_keep_their_own_
     np.testing.assert_array_equal(out_own, out_full)
     np.testing.assert_array_equal(h_own[:8], h_full[:8])
     np.testing.assert_array_equal(h_own[8:], h[8:])
+    # A stored sequence replayed (both GRUs over all steps at once) gives the steps' outputs.
+    xs = jax.random.normal(jax.random.PRNGKey(3), (6, 10))
+    firsts = jnp.array([False, False, True, False, False, True])
+
+    def f(s, inp):
+        s, out, value = model.step(s, *inp)
+        return s, (out, value)
+
+    stepped = jax.lax.scan(f, h, (xs, firsts))[1]
+    replayed = model.sequence(h, xs, firsts)
+    for a, b in zip(jax.tree.leaves(replayed), jax.tree.leaves(stepped), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_recurrent_mappo_trains_and_its_policy_acts_on_the_envs_own_observations() -> None:
