@@ -14,6 +14,10 @@ in the last 5% of updates, per seed, with the mean over seeds and its 95% interv
 The figure plots each program's return per update with the seeds' 95% band.
 
     uv run --group bench python tools/xland_learning.py [--seeds 3] [--timesteps 1e7]
+        [--algos ppo_rnn,pqn_rnn] [--only ours|theirs]
+
+`--algos pqn_rnn` trains recurrent PQN at its `xland` preset (ppo_rnn's rollout and sizes with
+PQN's update; there is no published recurrent PQN for XLand-MiniGrid to set beside it).
 
 What differs between the two programs, by design: ours resets the GRU at every episode start,
 bootstraps from the last state when the time limit ends an episode, reads the flat one-hot view
@@ -66,11 +70,12 @@ def write_benchmark(path: Path) -> None:
                      "init_tiles": tiles[None], "num_rules": jnp.array([1])}, str(path))
 
 
-def run_ours(benchmark: Path, timesteps: int, seeds: int) -> dict[str, Any]:
+def run_ours(algo: str, benchmark: Path, timesteps: int, seeds: int) -> dict[str, Any]:
+    """The registry's `algo` (`ppo_rnn` or `pqn_rnn`) at its `xland` preset."""
     import rl_envs
 
     env = rl_envs.make(f"xminigrid/{ENV}", benchmark=str(benchmark), ruleset=0)
-    m, config, compile_s, run_s = train_seeds("ppo_rnn", "xland", env, timesteps, seeds)
+    m, config, compile_s, run_s = train_seeds(algo, "xland", env, timesteps, seeds)
     return summary(m["episode_return_sum"], m["episode_count"], config.batch_size, compile_s,
                    run_s)
 
@@ -105,6 +110,8 @@ def main() -> None:
     ap.add_argument("--timesteps", type=float, default=1e7, help="environment steps per seed")
     ap.add_argument("--benchmark", default="/tmp/xland-yellow-ball.bench",
                     help="where to write the one-ruleset benchmark file")
+    ap.add_argument("--algos", default="ppo_rnn",
+                    help="ours to train, comma-separated: ppo_rnn, pqn_rnn (both `xland` presets)")
     ap.add_argument("--only", choices=["ours", "theirs"], default=None)
     ap.add_argument("--figure", default=str(REPO / "docs" / "figures" / "xland-ppo-rnn.png"))
     a = ap.parse_args()
@@ -112,15 +119,15 @@ def main() -> None:
     write_benchmark(benchmark)
     results = {}
     if a.only != "theirs":
-        results["ours"] = run_ours(benchmark, timesteps, a.seeds)
+        for algo in filter(None, a.algos.split(",")):
+            results[algo] = run_ours(algo, benchmark, timesteps, a.seeds)
     if a.only != "ours":
         results["xland-minigrid"] = run_theirs(benchmark, timesteps, a.seeds)
-    print(f"recurrent PPO, {ENV} (pick up the yellow ball), {timesteps:,} environment steps x "
-          f"{a.seeds} seeds; return of the training episodes that ended in the last 5% of updates")
+    print(f"{ENV} (pick up the yellow ball), {timesteps:,} environment steps x {a.seeds} seeds; "
+          "return of the training episodes that ended in the last 5% of updates")
     print_table(results, 3)
-    if a.only is None:
-        plot(results, figure, f"recurrent PPO on {ENV}, {timesteps:,} steps",
-             "return (training episodes)")
+    if len(results) > 1 or a.figure != ap.get_default("figure"):
+        plot(results, figure, f"{ENV}, {timesteps:,} steps", "return (training episodes)")
         record = {k: {f: v for f, v in r.items() if f != "curve"} for k, r in results.items()}
         figure.with_suffix(".json").write_text(json.dumps(
             {"task": f"xminigrid/{ENV}", "timesteps": timesteps, "seeds": a.seeds, **record},

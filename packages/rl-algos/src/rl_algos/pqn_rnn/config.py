@@ -57,3 +57,14 @@ PRESETS["craftax"] = Preset(
          max_grad_norm=0.5),
 )
 PRESETS["craftax_classic"] = PRESETS["craftax"]
+# XLand-MiniGrid (Nikulin et al., 2024): no published recurrent PQN; ppo_rnn's `xland` rollout
+# and sizes (1024 envs x 16 steps, a layer of 256, a GRU of 256, 16 minibatches of 64
+# environments) with PQN's update: 2 epochs, lr 3e-4 annealed, gamma 0.99, lambda 0.95 over the
+# short sequences, ε from 1 to 0.05 over the first 25%, grad-norm 0.5; 1e7 steps.
+PRESETS["xland"] = Preset(
+    dict(total_timesteps=10_000_000, num_envs=1024, num_steps=16, num_epochs=2,
+         num_minibatches=16, hidden_size=256, num_layers=1, rnn_hidden=256, anneal_lr=True),
+    dict(lr=3e-4, gamma=0.99, q_lambda=0.95, eps_start=1.0, eps_finish=0.05, eps_decay=0.25,
+         max_grad_norm=0.5),
+)
+PRESETS["minigrid"] = PRESETS["xland"]
