@@ -49,19 +49,27 @@ PUBLISHED = {("ppo_rnn", 1_000_000): 2.3, ("ppo_rnn", 1_000_000_000): 15.3,
 
 
 def run(algo: str, env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
-    """One algorithm's seeds: the summary (`learning_report.summary`, returns as % of the
-    maximum) and each achievement's success rate (`rl_cli.stats.final_achievements`)."""
+    """One algorithm's seeds at its preset, `scored`."""
     import rl_envs
-    from rl_cli.stats import final_achievements
 
     env = rl_envs.make(f"craftax/{env_name}")
     metrics, config, compile_s, run_s = train_seeds(algo, env.family, env, timesteps, seeds)
-    pct = 100.0 / env.max_achievement_return
-    out = summary(metrics["episode_return_sum"] * pct, metrics["episode_count"],
-                  config.batch_size, compile_s, run_s)
+    published = PUBLISHED.get((algo, timesteps)) if env.family == "craftax" else None
+    return scored(metrics, env, config.batch_size, compile_s, run_s, seeds, published)
+
+
+def scored(metrics: dict[str, Any], env: Any, per_update: int, compile_s: float, run_s: float,
+           seeds: int, published: float | None) -> dict[str, Any]:
+    """One program's result from its metrics `[seeds, updates, ...]`: the summary of its
+    returns as % of `env`'s maximum (`learning_report.summary`), each achievement's success rate
+    (`rl_cli.stats.final_achievements`), the paper's figure, the seeds and the device."""
+    from rl_cli.stats import final_achievements
+
+    out = summary(metrics["episode_return_sum"] * 100.0 / env.max_achievement_return,
+                  metrics["episode_count"], per_update, compile_s, run_s)
     out["achievements"] = final_achievements(metrics, env)["final_achievement_rates"]
-    out["published"] = PUBLISHED.get((algo, timesteps)) if env.family == "craftax" else None
-    return {**out, "seeds": seeds, "device": jax.devices()[0].device_kind}
+    return {**out, "published": published, "seeds": seeds,
+            "device": jax.devices()[0].device_kind}
 
 
 def their_config(env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
@@ -82,7 +90,6 @@ def run_theirs(env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
     import craftax_ppo_rnn_repro as theirs
 
     import rl_envs
-    from rl_cli.stats import final_achievements
 
     env = rl_envs.make(f"craftax/{env_name}")  # its achievement names and maximum return
     config = their_config(env_name, timesteps, seeds)
@@ -92,12 +99,8 @@ def run_theirs(env_name: str, timesteps: int, seeds: int) -> dict[str, Any]:
     m = jax.block_until_ready(fn(keys))["metric"]
     run_s = time.perf_counter() - t0
     metrics = {k: np.asarray(v) for k, v in m.items()}
-    out = summary(metrics["episode_return_sum"] * 100.0 / env.max_achievement_return,
-                  metrics["episode_count"], config["NUM_ENVS"] * config["NUM_STEPS"], compile_s,
-                  run_s)
-    out["achievements"] = final_achievements(metrics, env)["final_achievement_rates"]
-    out["published"] = None
-    return {**out, "seeds": seeds, "device": jax.devices()[0].device_kind}
+    return scored(metrics, env, config["NUM_ENVS"] * config["NUM_STEPS"], compile_s, run_s,
+                  seeds, None)
 
 
 def _mean(rate: Any) -> float:
