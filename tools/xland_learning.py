@@ -113,9 +113,13 @@ def main() -> None:
     ap.add_argument("--algos", default="ppo_rnn",
                     help="ours to train, comma-separated: ppo_rnn, pqn_rnn (both `xland` presets)")
     ap.add_argument("--only", choices=["ours", "theirs"], default=None)
-    ap.add_argument("--figure", default=str(REPO / "docs" / "figures" / "xland-ppo-rnn.png"))
+    ap.add_argument("--figure", default=None,
+                    help="default: docs/figures/xland-ppo-rnn.png (and .json) when both ours and "
+                         "theirs ran; with --only, none unless given")
     a = ap.parse_args()
-    timesteps, benchmark, figure = int(a.timesteps), Path(a.benchmark), Path(a.figure)
+    timesteps, benchmark = int(a.timesteps), Path(a.benchmark)
+    default = REPO / "docs" / "figures" / "xland-ppo-rnn.png" if a.only is None else None
+    figure = Path(a.figure) if a.figure else default
     write_benchmark(benchmark)
     results = {}
     if a.only != "theirs":
@@ -126,7 +130,7 @@ def main() -> None:
     print(f"{ENV} (pick up the yellow ball), {timesteps:,} environment steps x {a.seeds} seeds; "
           "return of the training episodes that ended in the last 5% of updates")
     print_table(results, 3)
-    if len(results) > 1 or a.figure != ap.get_default("figure"):
+    if figure is not None:
         plot(results, figure, f"{ENV}, {timesteps:,} steps", "return (training episodes)")
         record = {k: {f: v for f, v in r.items() if f != "curve"} for k, r in results.items()}
         figure.with_suffix(".json").write_text(json.dumps(
