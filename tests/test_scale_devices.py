@@ -86,7 +86,9 @@ def test_data_parallel_learns_cartpole_like_one_device(tmp_path: Path) -> None:
 RL = shutil.which("rl") or str(Path(sys.executable).with_name("rl"))
 
 
-@pytest.mark.parametrize("algo", ["ppo", "ppo-fast", "dpo", "lpo"])
+# PPO in the default tier; its fast update, DPO and LPO (the same sharded loop) in the heavy one.
+@pytest.mark.parametrize("algo", ["ppo", *(pytest.param(a, marks=pytest.mark.heavy)
+                                          for a in ("ppo-fast", "dpo", "lpo"))])
 def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None:
     """`rl run --data-parallel` for each algorithm that declares it (PPO, also with its
     `fast_update`, and DPO and LPO through PPO's loop): 2 agents, each over 4 devices; one copy

@@ -76,6 +76,7 @@ def test_ppo_learns_the_example_mazes_shortest_path(tmp_path: Path, capsys) -> N
         assert im.n_frames == 11  # the start and ten moves
 
 
+@pytest.mark.heavy
 def test_a_module_in_the_current_folder_trains_as_the_built_in_id(tmp_path: Path, capsys,
                                                                     monkeypatch) -> None:
     """`rl run --env my_envs:cartpole`, run from the folder holding my_envs.py (through the

@@ -52,6 +52,7 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
     assert np.all(loss > 0.5), loss
 
 
+@pytest.mark.heavy
 def test_eval_against_the_search_opponent(tmp_path: Path, capsys) -> None:
     """`--opponent mcts:N` plays whole games against the search player and says so."""
     run = _fake_run(tmp_path / "r")
@@ -109,9 +110,11 @@ def test_pqn_board_game_preset_sets_the_training_opponent(env, env_kwargs, expec
                                    "--set", "num_minibatches=4"]),  # normalised observations
     ("vpg", "gymnax/CartPole-v1", []),
     # a policy with memory, on CartPole without velocities (the masking is rebuilt from the run)
-    ("ppo_rnn", "gymnax/CartPole-v1", ["--env-arg", "obs_keep=0,2"]),
+    pytest.param("ppo_rnn", "gymnax/CartPole-v1", ["--env-arg", "obs_keep=0,2"],
+                 marks=pytest.mark.heavy),
     ("pqn", "gymnax/CartPole-v1", []),
-    ("td3", "gymnax/Pendulum-v1", ["--set", "learning_starts=256"]),
+    pytest.param("td3", "gymnax/Pendulum-v1", ["--set", "learning_starts=256"],
+                 marks=pytest.mark.heavy),  # the two slowest of these in the heavy tier
     ("qlearning", "native/GridWorld", []),
 ])
 def test_eval_every_algorithm_after_rl_run(algo, env, sets, tmp_path: Path, capsys) -> None:

@@ -169,6 +169,7 @@ def test_stopped_run_resumes_bitwise(algo, references, tmp_path) -> None:
     _assert_same_run(run_dir, references[algo])
 
 
+@pytest.mark.heavy
 def test_a_full_disk_mid_run_loses_nothing(references, tmp_path, monkeypatch, capsys) -> None:
     """The disk fills while the third checkpoint is written (the writer gets half the bytes
     out, then ENOSPC): one line naming the cause and the resume command, exit 1, no partial
@@ -313,6 +314,7 @@ def _ctrl_c_cases(checkpointer) -> None:
             time.sleep(1.0)
 
 
+@pytest.mark.heavy
 def test_ctrl_c_to_the_process_group_of_uv_run_checkpoints(references, tmp_path) -> None:
     """`uv run rl run ...` interrupted as a terminal interrupts it: SIGINT to its whole process
     group (uv gets one and forwards another to rl) at a random chunk boundary. The run

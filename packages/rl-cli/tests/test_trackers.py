@@ -34,6 +34,7 @@ def _rl(argv: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess:
     return p
 
 
+@pytest.mark.heavy
 def test_trackio_offline_writes_every_member_series_to_its_local_store(tmp_path: Path) -> None:
     _rl([*RUN, "--run-name", "t", "--track", "trackio"], tmp_path,
         TRACKIO_DIR=str(tmp_path / "store"), TRACKIO_PROJECT="lab")
@@ -73,6 +74,7 @@ def _wandb_records(path: Path) -> list:
     return out
 
 
+@pytest.mark.heavy
 def test_wandb_offline_writes_its_run_directory_with_every_member_series(tmp_path: Path) -> None:
     _rl([*RUN, "--run-name", "w", "--track", "wandb"], tmp_path, WANDB_MODE="offline")
     (run,) = (tmp_path / "w" / "wandb").glob("offline-run-*/run-*.wandb")
