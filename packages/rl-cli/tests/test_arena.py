@@ -113,7 +113,6 @@ def test_arena_without_a_two_player_game_is_one_line(argv: list[str], hint: str,
     assert code == 2 and hint in err and err.count("\n") == 1, err
 
 
-@pytest.mark.heavy
 def test_a_planner_trains_from_the_cli_and_enters_the_arena_twice(tmp_path: Path, capsys
                                                                   ) -> None:
     """`rl run --algo alphazero` on tic_tac_toe, then `rl arena`: each member plays once with

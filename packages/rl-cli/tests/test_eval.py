@@ -52,7 +52,6 @@ def test_eval_plays_every_game_to_the_end(tmp_path: Path, capsys) -> None:
     assert np.all(loss > 0.5), loss
 
 
-@pytest.mark.heavy
 def test_eval_against_the_search_opponent(tmp_path: Path, capsys) -> None:
     """`--opponent mcts:N` plays whole games against the search player and says so."""
     run = _fake_run(tmp_path / "r")
