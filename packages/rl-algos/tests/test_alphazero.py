@@ -4,6 +4,7 @@ the search's targets over legal moves only."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -105,3 +106,73 @@ def test_opening_moves_count_each_games_moves() -> None:
         # A running tic_tac_toe game with k moves played has 9 - k legal moves.
         legal = np.asarray(jax.vmap(game.view)(carry.extras.games).legal).sum(axis=1)
         np.testing.assert_array_equal(np.asarray(carry.extras.played), 9 - legal)
+
+
+@pytest.mark.parametrize("members", [None, 2])
+def test_the_batched_search_builds_mctx_s_tree(members) -> None:
+    """`alphazero.search` is `mctx.gumbel_muzero_policy` with the backup over the whole batch:
+    from the same roots and key it builds the same tree, node for node (values to float32
+    rounding: XLA may fuse a multiply-add in one program and not in the other), and makes the
+    same choices, alone and under `vmap` (members trained at once), where its backup runs its
+    own batching rule. The roots are tic_tac_toe games after 0-6 random moves, so searches
+    meet won, lost and drawn ends (discount 0) and both movers' views (discount -1)."""
+    import mctx
+
+    from rl_algos.alphazero import search as batched
+    from rl_algos.common.spec import game_model
+
+    game = game_model(rl_envs.make("pgx/tic_tac_toe"), "alphazero")
+    n, sims = 12, 24
+    w = jax.random.normal(jax.random.PRNGKey(7), (18, 10))  # a fixed "network": logits, value
+
+    def net(obs: jax.Array, legal: jax.Array) -> tuple[jax.Array, jax.Array]:
+        out = obs.reshape(obs.shape[0], -1).astype(jnp.float32) @ w
+        return jnp.where(legal, out[:, :9], jnp.finfo(jnp.float32).min), jnp.tanh(out[:, 9])
+
+    def recurrent_fn(params, key, action, states):
+        mover = jax.vmap(game.view)(states).mover
+        nxt = jax.vmap(game.step)(states, action, jax.random.split(key, action.shape[0]))
+        v = jax.vmap(game.view)(nxt)
+        logits, value = net(v.observation, v.legal)
+        return mctx.RecurrentFnOutput(
+            reward=jnp.take_along_axis(v.rewards, mover[:, None], axis=1)[:, 0],
+            discount=jnp.where(v.over, 0.0, jnp.where(v.mover == mover, 1.0, -1.0)),
+            prior_logits=logits, value=jnp.where(v.over, 0.0, value)), nxt
+
+    def opened(key: jax.Array, moves: jax.Array):
+        def move(i, s):
+            v = game.view(s)
+            a = jax.random.categorical(jax.random.fold_in(key, i), jnp.where(v.legal, 0.0, -1e9))
+            return jax.tree.map(lambda x, y: jnp.where(i < moves, x, y), game.step(s, a, key), s)
+        return jax.lax.fori_loop(0, 6, move, game.init(key))
+
+    roots = jax.vmap(opened)(jax.random.split(jax.random.PRNGKey(1), n), jnp.arange(n) % 7)
+
+    def search(policy, states, key):
+        v = jax.vmap(game.view)(states)
+        logits, value = net(v.observation, v.legal)
+        return policy(None, key, mctx.RootFnOutput(prior_logits=logits, value=value,
+                                                   embedding=states),
+                      recurrent_fn, sims, ~v.legal, max_num_considered_actions=9,
+                      gumbel_scale=1.0)
+
+    keys = jax.random.PRNGKey(3)
+    if members:
+        roots = jax.tree.map(lambda x: x.reshape(members, n // members, *x.shape[1:]), roots)
+        keys = jax.random.split(keys, members)
+    run = (lambda p: jax.jit(jax.vmap(partial(search, p)))) if members else (
+        lambda p: jax.jit(partial(search, p)))
+    want = run(mctx.gumbel_muzero_policy)(roots, keys)
+    got = run(batched.gumbel_muzero_policy)(roots, keys)
+    assert int(np.asarray(want.search_tree.node_visits)[..., 0].min()) == sims + 1
+    for name in ("node_visits", "children_visits", "children_index", "parents",
+                 "action_from_parent"):
+        np.testing.assert_array_equal(np.asarray(getattr(got.search_tree, name)),
+                                      np.asarray(getattr(want.search_tree, name)), err_msg=name)
+    for name in ("node_values", "children_values", "raw_values"):
+        np.testing.assert_allclose(np.asarray(getattr(got.search_tree, name)),
+                                   np.asarray(getattr(want.search_tree, name)), rtol=1e-6,
+                                   atol=1e-6, err_msg=name)
+    np.testing.assert_array_equal(np.asarray(got.action), np.asarray(want.action))
+    np.testing.assert_allclose(np.asarray(got.action_weights), np.asarray(want.action_weights),
+                               rtol=1e-5, atol=1e-7)

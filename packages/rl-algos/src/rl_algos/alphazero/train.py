@@ -2,9 +2,10 @@
 
 AlphaZero (Silver et al., 2018, "A general reinforcement learning algorithm that masters chess,
 shogi, and Go through self-play") with the search of Gumbel MuZero (Danihelka et al., 2022,
-"Policy improvement by planning with Gumbel", `mctx.gumbel_muzero_policy`), as pgx's AlphaZero
-example pairs them: the game's own rules are the model (`env.game_model()`, a
-`rl_core.TurnBasedGame`), the network gives the search its prior and its leaf values.
+"Policy improvement by planning with Gumbel", `mctx.gumbel_muzero_policy`, with the backup
+batched in `search.py`), as pgx's AlphaZero example pairs them: the game's own rules are the
+model (`env.game_model()`, a `rl_core.TurnBasedGame`), the network gives the search its prior and
+its leaf values.
 
 One update:
 1. self-play: `num_envs` games, `num_steps` moves each, every move chosen by a search of
@@ -140,14 +141,20 @@ def evaluate_positions(static: Any, params: Any, obs: jax.Array, legal: jax.Arra
     return jnp.where(legal, logits, _LOW), value
 
 
-def make_search(game: Any, static: Any, config: AlphaZeroConfig, gumbel_scale: float
+def make_search(game: Any, static: Any, config: AlphaZeroConfig, gumbel_scale: float,
+                policy: Callable[..., Any] | None = None
                 ) -> Callable[[Any, Any, jax.Array], tuple[Any, Any]]:
     """`search(params, states [B], key) -> (views, mctx.PolicyOutput)`: Gumbel MuZero's search of
     `config.num_simulations` simulations from each game, the network as prior and leaf value and
     the game as the model. `gumbel_scale` 1 samples the root's candidates (self-play's
-    exploration); 0 makes the search's choice deterministic (play)."""
+    exploration); 0 makes the search's choice deterministic (play). `policy` is the search's
+    implementation, `alphazero.search.gumbel_muzero_policy` unless given (`mctx`'s own, with
+    the same signature, in `tools/bench_search.py`)."""
     import mctx
 
+    from rl_algos.alphazero.search import gumbel_muzero_policy
+
+    policy = policy or gumbel_muzero_policy
     evaluate = partial(evaluate_positions, static)
 
     def recurrent_fn(params: Any, key: jax.Array, action: jax.Array, states: Any):
@@ -167,9 +174,8 @@ def make_search(game: Any, static: Any, config: AlphaZeroConfig, gumbel_scale: f
         v = jax.vmap(game.view)(states)
         logits, value = evaluate(params, v.observation, v.legal)
         root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-        return v, mctx.gumbel_muzero_policy(
-            params=params, rng_key=key, root=root, recurrent_fn=recurrent_fn,
-            num_simulations=config.num_simulations, invalid_actions=~v.legal,
+        return v, policy(
+            params, key, root, recurrent_fn, config.num_simulations, ~v.legal,
             max_num_considered_actions=min(config.max_considered_actions, game.num_actions),
             gumbel_scale=gumbel_scale)
 
