@@ -44,7 +44,8 @@ WORKLOADS = {  # env, simulations, members, games per member
 
 
 def roots(game, key: jax.Array, n: int):
-    """`n` games after 0-6 uniformly random moves (a game that ends is left at its start)."""
+    """`n` games, game i after `i % 7` uniformly random moves (a move that would end its game
+    is skipped, so every root has a move to search)."""
 
     def opened(k: jax.Array, moves: jax.Array):
         def move(i, s):

@@ -109,7 +109,7 @@ def test_opening_moves_count_each_games_moves() -> None:
 
 
 @pytest.mark.parametrize("members", [None, 2])
-def test_the_batched_search_builds_mctx_s_tree(members) -> None:
+def test_the_batched_search_builds_the_tree_mctx_builds(members) -> None:
     """`alphazero.search` is `mctx.gumbel_muzero_policy` with the backup over the whole batch:
     from the same roots and key it builds the same tree, node for node (values to float32
     rounding: XLA may fuse a multiply-add in one program and not in the other), and makes the

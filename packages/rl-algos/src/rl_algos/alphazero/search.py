@@ -3,15 +3,15 @@ with the backup written over the whole batch.
 
 mctx's `search` backs each simulation's value up the tree with `jax.vmap` over a `while_loop`
 whose carry is the whole tree. A vmapped loop with a per-game condition runs until every game's
-backup is done and, on each iteration, selects between the old and the new value of every carried
-array: each simulation copies the tree (`[B, num_simulations + 1, A]` per edge array, and the
-games' states) once per level, so the search costs O(B · S² · A) where its bookkeeping needs
-O(B · S · depth). On this CPU that copying was over half of a 64-simulation search of 128
-tic_tac_toe games (`tools/bench_search.py`). `_backup` below walks every game up one level per
-iteration over the node and edge arrays alone and writes only the nodes on the paths (a game
-already at the root writes nothing); under `vmap` (members trained at once) its own batching
-rule folds the vmapped axis into the games', so that the loop stays one. It computes mctx's
-backup: `test_alphazero.py` compares whole trees.
+backup is done and, on each iteration, selects between the old and the new value of every array
+it updates: each simulation copies the tree's `[B, num_simulations + 1, A]` edge arrays once per
+level of its path, O(B · S · A) per level where the bookkeeping needs O(B). On a 2-core CPU that
+copying was about 40% of a 64-simulation search of 2 × 64 tic_tac_toe games
+(`tools/bench_search.py`: this search in 0.60× mctx's time). `_backup` below walks every game up
+one level per iteration over the node and edge arrays alone and writes only the nodes on the
+paths (a game already at the root writes nothing); under `vmap` (members trained at once) its
+own batching rule folds the vmapped axis into the games', so that the loop stays one. It
+computes mctx's backup: `test_alphazero.py` compares whole trees.
 
 Everything else is mctx's own code (pinned to 0.0.71 in rl-envs-adapters' `pgx` extra, whose
 private modules this imports): the traversal, the expansion, the Gumbel root selection with

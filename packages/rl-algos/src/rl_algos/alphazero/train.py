@@ -148,8 +148,9 @@ def make_search(game: Any, static: Any, config: AlphaZeroConfig, gumbel_scale: f
     `config.num_simulations` simulations from each game, the network as prior and leaf value and
     the game as the model. `gumbel_scale` 1 samples the root's candidates (self-play's
     exploration); 0 makes the search's choice deterministic (play). `policy` is the search's
-    implementation, `alphazero.search.gumbel_muzero_policy` unless given (`mctx`'s own, with
-    the same signature, in `tools/bench_search.py`)."""
+    implementation, `alphazero.search.gumbel_muzero_policy` unless given (`tools/bench_search.py`
+    gives `mctx.gumbel_muzero_policy`), called as `policy(params, key, root, recurrent_fn,
+    num_simulations, invalid_actions, max_num_considered_actions=..., gumbel_scale=...)`."""
     import mctx
 
     from rl_algos.alphazero.search import gumbel_muzero_policy
