@@ -176,3 +176,43 @@ def test_the_batched_search_builds_the_tree_mctx_builds(members) -> None:
     np.testing.assert_array_equal(np.asarray(got.action), np.asarray(want.action))
     np.testing.assert_allclose(np.asarray(got.action_weights), np.asarray(want.action_weights),
                                rtol=1e-5, atol=1e-7)
+
+
+def test_the_backups_vmap_rule_matches_one_batch_at_a_time() -> None:
+    """The backup's batching rule (vmap folded into the games' axis) gives what the backup gives
+    each vmapped batch alone: with some inputs unbatched (broadcast) and under two vmaps."""
+    from rl_algos.alphazero.search import _backup
+
+    m, b, n, a = 3, 4, 6, 3  # members, games, nodes, actions
+    # One tree shape for every game: a chain 0 <- 1 <- 2 <- 3 (actions 0, 1, 2), node 4 under the
+    # root (action 2) and node 5 under node 1 (action 0); leaves at every depth, the root too.
+    parents = jnp.broadcast_to(jnp.array([-1, 0, 1, 2, 0, 1]), (b, n))
+    action_from_parent = jnp.broadcast_to(jnp.array([-1, 0, 1, 2, 2, 0]), (b, n))
+    keys = jax.random.split(jax.random.PRNGKey(0), 5)
+    node_values = jax.random.normal(keys[0], (m, b, n))
+    node_visits = jax.random.randint(keys[1], (m, b, n), 1, 5)
+    children_values = jax.random.normal(keys[2], (m, b, n, a))
+    children_visits = jax.random.randint(keys[3], (m, b, n, a), 0, 4)
+    rewards = jax.random.normal(keys[4], (b, n, a))  # unbatched over members
+    discounts = jnp.where(jnp.arange(a) == 1, 0.0, -1.0) * jnp.ones((b, n, a))
+    leaf = jnp.array([[3, 5, 4, 0], [2, 3, 1, 5], [0, 0, 3, 4]], jnp.int32)
+    batched = (True, True, True, True, False, False, False, False, True)
+    args = (node_values, node_visits, children_values, children_visits, parents,
+            action_from_parent, rewards, discounts, leaf)
+    want = [jax.jit(_backup)(*(x[i] if on else x for x, on in zip(args, batched, strict=True)))
+            for i in range(m)]
+    got = jax.jit(jax.vmap(_backup, in_axes=tuple(0 if on else None for on in batched)))(*args)
+    # Two vmaps: members split into 1 x 3 and (for the shared inputs) broadcast.
+    nested = jax.jit(jax.vmap(jax.vmap(_backup, in_axes=tuple(0 if on else None
+                                                             for on in batched)),
+                              in_axes=tuple(0 if on else None for on in batched)))(
+        *(x[None] if on else x for x, on in zip(args, batched, strict=True)))
+    for k in range(4):
+        for i in range(m):
+            np.testing.assert_array_equal(np.asarray(got[k][i]), np.asarray(want[i][k]))
+            np.testing.assert_array_equal(np.asarray(nested[k][0, i]), np.asarray(want[i][k]))
+    # The backup changed what it should: the leaf's parent gained a visit wherever a leaf is
+    # below the root, and a game whose leaf is the root is untouched.
+    visits = np.asarray(got[1])
+    assert (visits[0, 0] == np.asarray(node_visits)[0, 0] + np.array([1, 1, 1, 0, 0, 0])).all()
+    assert (visits[2, 0] == np.asarray(node_visits)[2, 0]).all()
