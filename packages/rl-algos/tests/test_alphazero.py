@@ -114,30 +114,23 @@ def test_the_batched_search_builds_the_tree_mctx_builds(members) -> None:
     from the same roots and key it builds the same tree, node for node (values to float32
     rounding: XLA may fuse a multiply-add in one program and not in the other), and makes the
     same choices, alone and under `vmap` (members trained at once), where its backup runs its
-    own batching rule. The roots are tic_tac_toe games after 0-6 random moves, so searches
-    meet won, lost and drawn ends (discount 0) and both movers' views (discount -1)."""
+    own batching rule. The search is `make_search`'s (the game as the model, an untrained
+    network), once with mctx's policy; the roots are tic_tac_toe games after 0-6 random moves,
+    so searches meet won, lost and drawn ends (discount 0) and both movers' views (discount
+    -1)."""
+    import equinox as eqx
     import mctx
 
-    from rl_algos.alphazero import search as batched
+    from rl_algos.alphazero.train import make_search, network_model
     from rl_algos.common.spec import game_model
 
-    game = game_model(rl_envs.make("pgx/tic_tac_toe"), "alphazero")
-    n, sims = 12, 24
-    w = jax.random.normal(jax.random.PRNGKey(7), (18, 10))  # a fixed "network": logits, value
-
-    def net(obs: jax.Array, legal: jax.Array) -> tuple[jax.Array, jax.Array]:
-        out = obs.reshape(obs.shape[0], -1).astype(jnp.float32) @ w
-        return jnp.where(legal, out[:, :9], jnp.finfo(jnp.float32).min), jnp.tanh(out[:, 9])
-
-    def recurrent_fn(params, key, action, states):
-        mover = jax.vmap(game.view)(states).mover
-        nxt = jax.vmap(game.step)(states, action, jax.random.split(key, action.shape[0]))
-        v = jax.vmap(game.view)(nxt)
-        logits, value = net(v.observation, v.legal)
-        return mctx.RecurrentFnOutput(
-            reward=jnp.take_along_axis(v.rewards, mover[:, None], axis=1)[:, 0],
-            discount=jnp.where(v.over, 0.0, jnp.where(v.mover == mover, 1.0, -1.0)),
-            prior_logits=logits, value=jnp.where(v.over, 0.0, value)), nxt
+    env = rl_envs.make("pgx/tic_tac_toe")
+    game = game_model(env, "alphazero")
+    n = 12
+    config = dataclasses.replace(rl_algos.get("alphazero").config_cls(), hidden_size=16,
+                                 num_simulations=24)
+    params, static = eqx.partition(network_model(env, config)(jax.random.PRNGKey(7)),
+                                   eqx.is_array)
 
     def opened(key: jax.Array, moves: jax.Array):
         def move(i, s):
@@ -149,12 +142,7 @@ def test_the_batched_search_builds_the_tree_mctx_builds(members) -> None:
     roots = jax.vmap(opened)(jax.random.split(jax.random.PRNGKey(1), n), jnp.arange(n) % 7)
 
     def search(policy, states, key):
-        v = jax.vmap(game.view)(states)
-        logits, value = net(v.observation, v.legal)
-        return policy(None, key, mctx.RootFnOutput(prior_logits=logits, value=value,
-                                                   embedding=states),
-                      recurrent_fn, sims, ~v.legal, max_num_considered_actions=9,
-                      gumbel_scale=1.0)
+        return make_search(game, static, config, 1.0, policy=policy)(params, states, key)[1]
 
     keys = jax.random.PRNGKey(3)
     if members:
@@ -163,8 +151,9 @@ def test_the_batched_search_builds_the_tree_mctx_builds(members) -> None:
     run = (lambda p: jax.jit(jax.vmap(partial(search, p)))) if members else (
         lambda p: jax.jit(partial(search, p)))
     want = run(mctx.gumbel_muzero_policy)(roots, keys)
-    got = run(batched.gumbel_muzero_policy)(roots, keys)
-    assert int(np.asarray(want.search_tree.node_visits)[..., 0].min()) == sims + 1
+    got = run(None)(roots, keys)  # make_search's own: alphazero.search.gumbel_muzero_policy
+    assert int(np.asarray(want.search_tree.node_visits)[..., 0].min()) == (
+        config.num_simulations + 1)
     for name in ("node_visits", "children_visits", "children_index", "parents",
                  "action_from_parent"):
         np.testing.assert_array_equal(np.asarray(getattr(got.search_tree, name)),
