@@ -5,7 +5,9 @@ gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.
 layers of 64), for 1 seed and for 16 vmapped seeds (`--seeds`). "purejaxrl" is
 `tools/purejaxrl_ppo_repro.py` (flax + distrax + optax + gymnax, written after PureJaxRL's
 `ppo.py`), "rejax" is rejax's PPO from the package registry with its periodic evaluation off, and
-ours is `make_train` + `jit(vmap(train))` (not the CLI). Compile time and run time are measured
+ours is `make_train` with its seeds mapped as `rl run` maps them (`rl_core.members.map_members`:
+vmapped, except that one seed runs unbatched; "ours-vmap" at one seed is ours under a vmap of size
+1, as the peers run), not through the CLI. Compile time and run time are measured
 apart (`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`; the
 process CPU time of the call is reported beside its wall time); the programs run in interleaved
 repeats and the ratios are medians of the paired per-repeat ratios. Returns: ours and
@@ -46,21 +48,24 @@ def ours_config(timesteps: int, fast: bool = False):
                          hidden_sizes=(64, 64), fast_update=fast)
 
 
-def ours(timesteps: int, n: int, fast: bool = False):
+def ours(timesteps: int, n: int, fast: bool = False, batched: bool = False):
     import rl_envs
     from rl_algos import ppo
     from rl_algos.common import hparams_as_arrays
 
     cfg = ours_config(timesteps, fast)
     hp = hparams_as_arrays(ppo.PPOHParams(**{k: HP[k] for k in ppo.PPOHParams._fields}))
-    return seeded(ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg), hp, n)
+    return seeded(ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg), hp, n, batched)
 
 
-def seeded(train, hp, n: int):
+def seeded(train, hp, n: int, batched: bool = False):
     """One of our `train(key, hparams)` programs over `n` seeds (keys from PRNGKey(0), the same
-    `hp` for each) as `jit(vmap(train))`, its arguments, and the mean over seeds of the return
-    of the training episodes that ended in the last 5% of updates (`rl_core.final_return`)."""
+    `hp` for each) as `rl run` maps its members (`rl_core.members.map_members`: `vmap` over the
+    seeds, except that a single seed runs unbatched), or as `jit(vmap(train))` at every `n` if
+    `batched`; its arguments; and the mean over seeds of the return of the training episodes that
+    ended in the last 5% of updates (`rl_core.final_return`)."""
     from rl_core import final_return as definition
+    from rl_core.members import map_members
 
     hps = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hp)
     args = (jax.random.split(jax.random.PRNGKey(0), n), hps)
@@ -70,7 +75,7 @@ def seeded(train, hp, n: int):
         return float(np.nanmean(definition(np.asarray(m["episode_return_sum"]),
                                            np.asarray(m["episode_count"]))))
 
-    return jax.jit(jax.vmap(train)), args, final_return
+    return jax.jit(jax.vmap(train) if batched else map_members(train)), args, final_return
 
 
 class FiveTupleEnv:
@@ -253,12 +258,17 @@ def main() -> None:
         ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(sorted(PEERS))}")
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, "
           f"CartPole-v1, {a.timesteps:,} steps per seed; run times are medians over "
-          f"{a.repeats} interleaved repeats (ours, ours-fast, {', '.join(peers)}, ours, ...)")
+          f"{a.repeats} interleaved repeats (ours, ours-fast, [ours-vmap at one seed,] "
+          f"{', '.join(peers)}, ours, ...)")
     print(f"{'seeds':>5} {'impl':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'return':>7} {'ops/update':>11}")
     mine = {"ours": ours, "ours-fast": functools.partial(ours, fast=True)}
-    impls = (*mine.items(), *((p, PEERS[p]) for p in peers))
     for n in [int(s) for s in a.seeds.split(",")]:
+        # At one seed, also ours under a vmap of size 1 (as the peers run it), to show what
+        # running a single seed unbatched is worth.
+        ours_at_n = {**mine, **({"ours-vmap": functools.partial(ours, batched=True)}
+                                if n == 1 else {})}
+        impls = (*ours_at_n.items(), *((p, PEERS[p]) for p in peers))
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls}
         outs, runs = interleaved(progs, a.repeats)
         res = {}
@@ -269,7 +279,7 @@ def main() -> None:
             print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)
-        for us, peer in ((u, p) for u in mine for p in peers):
+        for us, peer in ((u, p) for u in ours_at_n for p in peers):
             print(paired_ratios(n, us, peer, runs, res), flush=True)
 
 

@@ -6,9 +6,12 @@ annealed to 0, epsilon 1 -> 0.2 over the first 20% of updates, lambda 0.95, rewa
 `--config minatar` is `pqn_minatar.yaml` (Asterix-MinAtar, 128 envs x 32 steps, 2 epochs x 32
 minibatches, a 3x3 convolution of 16 channels then one LayerNorm layer of 128, lr 5e-4 annealed,
 epsilon 1 -> 0.05 over the first 10%, lambda 0.65). Ours is `rl_algos.pqn.make_train` with the same
-values (its classic_control preset is the cartpole config) under `jit(vmap(train))`, not the CLI;
-theirs is the restatement's `jit(vmap(make_train(config)))`, its schedules spread over the run as
-ours are (`with_timesteps`).
+values (its classic_control preset is the cartpole config), its seeds mapped as `rl run` maps them
+(`rl_core.members.map_members`: vmapped, except that one seed runs unbatched), not through the
+CLI; theirs is the restatement's `jit(vmap(make_train(config)))`, its schedules spread over the run
+as ours are (`with_timesteps`). At one seed "ours-vmap" is ours under a vmap of size 1, as theirs
+runs: on the CPU a unit batch axis slows this program by about half (batched LayerNorm reductions
+and elementwise kernels take another, slower path in XLA).
 
 Known differences, each costing ours work, not saving it: ours bootstraps a truncated episode
 from its true final observation (theirs merges gymnax's two done flags and cuts it), and so values
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -60,14 +64,14 @@ OURS = {
 }
 
 
-def ours(config: str, timesteps: int, n: int):
+def ours(config: str, timesteps: int, n: int, batched: bool = False):
     import rl_envs
     from rl_algos import pqn
     from rl_algos.common import hparams_as_arrays
     env_id, static, traced = OURS[config]
     train = pqn.make_train(rl_envs.make(env_id),
                            pqn.PQNConfig(total_timesteps=timesteps, **static))
-    return seeded(train, hparams_as_arrays(pqn.PQNHParams(**traced)), n)
+    return seeded(train, hparams_as_arrays(pqn.PQNHParams(**traced)), n, batched)
 
 
 def purejaxql(config: str, timesteps: int, n: int):
@@ -87,11 +91,14 @@ def main() -> None:
     per_update = static["num_envs"] * static["num_steps"]
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, {a.config} "
           f"({OURS[a.config][0]}), {a.timesteps:,} steps per seed; run times are medians over "
-          f"{a.repeats} interleaved repeats (ours, purejaxql, ours, ...)")
+          f"{a.repeats} interleaved repeats (ours, [ours-vmap at one seed,] purejaxql, ours, ...)")
     print(f"{'seeds':>5} {'impl':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'return':>7} {'ops/update':>11}")
-    impls = {"ours": ours, "purejaxql": purejaxql}
     for n in [int(s) for s in a.seeds.split(",")]:
+        # At one seed, also ours under a vmap of size 1 (as purejaxql runs it), to show what
+        # running a single seed unbatched is worth.
+        impls = {"ours": ours, **({"ours-vmap": partial(ours, batched=True)} if n == 1 else {}),
+                 "purejaxql": purejaxql}
         progs = {name: compile_timed(lambda t, k, m=make: m(a.config, t, k), a.timesteps, n)
                  for name, make in impls.items()}
         outs, runs = interleaved(progs, a.repeats)
@@ -103,7 +110,8 @@ def main() -> None:
             print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)
-        print(paired_ratios(n, "ours", "purejaxql", runs, res), flush=True)
+        for us in (name for name in impls if name != "purejaxql"):
+            print(paired_ratios(n, us, "purejaxql", runs, res), flush=True)
 
 
 if __name__ == "__main__":
