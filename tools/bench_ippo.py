@@ -7,7 +7,9 @@ lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5; both for `--times
 environment steps per seed (default 1e6; the yaml's run is 1e7), an update consuming
 16 x 128 of them (x 3 agents' transitions). Ours is the registry's IPPO with its `mpe` preset
 (`rl_algos.get("ippo")`, `rl_core.make_train(spec.make_algorithm(env, config))` over
-`rl_envs.make("jaxmarl/MPE_simple_spread_v3")`) under `jit(vmap(train))`, not the CLI; theirs is
+`rl_envs.make("jaxmarl/MPE_simple_spread_v3")`), its seeds mapped as `rl run` maps them
+(`rl_core.members.map_members`: vmapped, except that one seed runs unbatched), not through the
+CLI; at one seed "ours-vmap" is ours under a vmap of size 1, as theirs runs one seed. Theirs is
 the restatement's `jit(vmap(make_train(config)))`, its orthogonal initialisers drawn one seed at a
 time as ours are (SEQ_ORTHOGONAL; otherwise jax 0.10.2 can deadlock on CPU under vmap, see
 docs/stress-many-seeds.md).
@@ -56,10 +58,11 @@ ENV_ID = "jaxmarl/MPE_simple_spread_v3"
 PRESET = "mpe"
 
 
-def ours(timesteps: int, n: int, fast_update: bool = False,
+def ours(timesteps: int, n: int, fast_update: bool = False, batched: bool = False,
          ) -> tuple[Any, tuple, Callable[[Any], float]]:
     """Our IPPO at its `mpe` preset (JaxMARL's yaml), `timesteps` environment steps per seed;
-    `fast_update`: PPO's same update in its faster arrangement (`--set fast_update=true`)."""
+    `fast_update`: PPO's same update in its faster arrangement (`--set fast_update=true`);
+    `batched`: under `jit(vmap(train))` even at one seed."""
     import rl_algos
     import rl_core
     import rl_envs
@@ -71,7 +74,7 @@ def ours(timesteps: int, n: int, fast_update: bool = False,
                                 "fast_update": fast_update})
     hp = hparams_as_arrays(spec.hparams_cls(**preset.hparams))
     train = rl_core.make_train(spec.make_algorithm(rl_envs.make(ENV_ID), config))
-    return seeded(train, hp, n)
+    return seeded(train, hp, n, batched)
 
 
 def jaxmarl(timesteps: int, n: int) -> tuple[Any, tuple, Callable[[Any], float]]:
@@ -97,16 +100,23 @@ def main() -> None:
     steps = updates * per_update  # environment steps per seed that both run
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, MPE_simple_spread_v3, "
           f"{steps:,} environment steps per seed ({updates} updates); run times are medians "
-          f"over {a.repeats} interleaved repeats (ours, jaxmarl, ours, ...)"
+          f"over {a.repeats} interleaved repeats (ours, [ours-vmap at one seed,] jaxmarl, ours, "
+          f"...)"
           f"{'; ours with fast_update' if a.fast_update else ''}")
     print(f"{'seeds':>5} {'program':>8} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'ours/theirs':>11} {'team return':>11} {'ops/update':>11}")
-    impls = {"ours": partial(ours, fast_update=a.fast_update), "jaxmarl": jaxmarl}
+    mine = partial(ours, fast_update=a.fast_update)
     for n in [int(s) for s in a.seeds.split(",")]:
+        # At one seed, also ours under a vmap of size 1 (as theirs runs it), to show what
+        # running a single seed unbatched is worth.
+        impls = {"ours": mine, **({"ours-vmap": partial(mine, batched=True)} if n == 1 else {}),
+                 "jaxmarl": jaxmarl}
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls.items()}
         outs, runs = interleaved(progs, a.repeats)
-        paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs["jaxmarl"], strict=True)]
-        ratio = {"ours": f"{float(np.median(paired)):.3f}x", "jaxmarl": "1"}
+        ratio = {"jaxmarl": "1"}
+        for name in (name for name in impls if name != "jaxmarl"):
+            paired = [o[0] / r[0] for o, r in zip(runs[name], runs["jaxmarl"], strict=True)]
+            ratio[name] = f"{float(np.median(paired)):.3f}x"
         res = {}
         for name, (compiled, _, final_return, compile_s) in progs.items():
             ops = executed_ops(compiled.as_text()) / n / updates
@@ -115,7 +125,8 @@ def main() -> None:
             print(f"{n:>5} {name:>8} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * steps / wall:>12,.0f} {ratio[name]:>11} "
                   f"{final_return(outs[name]):>11.2f} {ops:>11,.0f}", flush=True)
-        print(paired_ratios(n, "ours", "jaxmarl", runs, res), flush=True)
+        for us in (name for name in impls if name != "jaxmarl"):
+            print(paired_ratios(n, us, "jaxmarl", runs, res), flush=True)
 
 
 if __name__ == "__main__":

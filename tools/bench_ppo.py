@@ -5,14 +5,15 @@ gamma 0.99, lambda 0.95, clip 0.2, entropy 0.01, value 0.5, grad-norm 0.5, lr 2.
 layers of 64), for 1 seed and for 16 vmapped seeds (`--seeds`). "purejaxrl" is
 `tools/purejaxrl_ppo_repro.py` (flax + distrax + optax + gymnax, written after PureJaxRL's
 `ppo.py`), "rejax" is rejax's PPO from the package registry with its periodic evaluation off, and
-ours is `make_train` with its seeds mapped as `rl run` maps them (`rl_core.members.map_members`:
-vmapped, except that one seed runs unbatched; "ours-vmap" at one seed is ours under a vmap of size
-1, as the peers run), not through the CLI. Compile time and run time are measured
-apart (`jit(...).lower(...).compile()`, then the compiled call until `block_until_ready`; the
-process CPU time of the call is reported beside its wall time); the programs run in interleaved
-repeats and the ratios are medians of the paired per-repeat ratios. Returns: ours and
-PureJaxRL-style, the mean return of the training episodes that ended in the last 5% of updates;
-rejax, its final policy over 64 evaluation episodes. "ours-fast" is ours with
+ours is `make_train`, not through the CLI. Every program maps its seeds with
+`rl_core.members.map_members` (vmapped, except that one seed runs unbatched): as `rl run` maps
+ours, and as the peers' own code runs one seed (PureJaxRL's `ppo.py` calls `jax.jit(make_train(
+config))(rng)`, rejax `jax.jit(algo.train)`) and many (`jax.vmap` over the keys). Compile time
+and run time are measured apart (`jit(...).lower(...).compile()`, then the compiled call until
+`block_until_ready`; the process CPU time of the call is reported beside its wall time); the
+programs run in interleaved repeats and the ratios are medians of the paired per-repeat ratios.
+Returns: ours and PureJaxRL-style, the mean return of the training episodes that ended in the
+last 5% of updates; rejax, its final policy over 64 evaluation episodes. "ours-fast" is ours with
 `PPOConfig(fast_update=True)`, the same update in a faster arrangement (not the default: see
 docs/benchmarks.md). The last column counts the HLO operations
 executed per update per seed (`executed_ops`), a measure of work that the machine's load does not
@@ -34,6 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rl_core.members import map_members
+
 HP = dict(num_envs=4, num_steps=128, num_epochs=4, num_minibatches=4, lr=2.5e-4, gamma=0.99,
           gae_lambda=0.95, clip_eps=0.2, ent_coef=0.01, vf_coef=0.5, max_grad_norm=0.5)
 
@@ -48,14 +51,14 @@ def ours_config(timesteps: int, fast: bool = False):
                          hidden_sizes=(64, 64), fast_update=fast)
 
 
-def ours(timesteps: int, n: int, fast: bool = False, batched: bool = False):
+def ours(timesteps: int, n: int, fast: bool = False):
     import rl_envs
     from rl_algos import ppo
     from rl_algos.common import hparams_as_arrays
 
     cfg = ours_config(timesteps, fast)
     hp = hparams_as_arrays(ppo.PPOHParams(**{k: HP[k] for k in ppo.PPOHParams._fields}))
-    return seeded(ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg), hp, n, batched)
+    return seeded(ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg), hp, n)
 
 
 def seeded(train, hp, n: int, batched: bool = False):
@@ -65,7 +68,6 @@ def seeded(train, hp, n: int, batched: bool = False):
     `batched`; its arguments; and the mean over seeds of the return of the training episodes that
     ended in the last 5% of updates (`rl_core.final_return`)."""
     from rl_core import final_return as definition
-    from rl_core.members import map_members
 
     hps = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,)), hp)
     args = (jax.random.split(jax.random.PRNGKey(0), n), hps)
@@ -113,7 +115,7 @@ def rejax_ppo(timesteps: int, n: int):
     )
     # Evaluation off: training only, as for ours. The final policy is evaluated afterwards.
     algo = algo.replace(eval_callback=lambda a, ts, rng: jnp.zeros(()))
-    fn = jax.jit(jax.vmap(lambda k: algo.train(k)[0]))
+    fn = jax.jit(map_members(lambda k: algo.train(k)[0]))
     args = (jax.random.split(jax.random.PRNGKey(0), n),)
 
     def final_return(ts):
@@ -133,7 +135,7 @@ _NOT_RUN = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
 
 def purejaxrl_ppo(timesteps: int, n: int):
     """The PureJaxRL-style single-file PPO (`tools/purejaxrl_ppo_repro.py`: flax + distrax +
-    optax, as PureJaxRL's `ppo.py`), its own `jit(vmap(make_train(config)))` program."""
+    optax, as PureJaxRL's `ppo.py`), its own `make_train(config)` over the seeds' keys."""
     import sys
     from pathlib import Path
 
@@ -146,7 +148,7 @@ def purejaxrl_ppo(timesteps: int, n: int):
                   GAE_LAMBDA=HP["gae_lambda"], CLIP_EPS=HP["clip_eps"], ENT_COEF=HP["ent_coef"],
                   VF_COEF=HP["vf_coef"], MAX_GRAD_NORM=HP["max_grad_norm"],
                   SEQ_ORTHOGONAL=True)  # its initialisers' QRs one seed at a time, as ours
-    fn = jax.jit(jax.vmap(pj.make_train(config)))
+    fn = jax.jit(map_members(pj.make_train(config)))
     args = (jax.random.split(jax.random.PRNGKey(0), n),)
 
     def final_return(out):
@@ -258,17 +260,12 @@ def main() -> None:
         ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(sorted(PEERS))}")
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, "
           f"CartPole-v1, {a.timesteps:,} steps per seed; run times are medians over "
-          f"{a.repeats} interleaved repeats (ours, ours-fast, [ours-vmap at one seed,] "
-          f"{', '.join(peers)}, ours, ...)")
+          f"{a.repeats} interleaved repeats (ours, ours-fast, {', '.join(peers)}, ours, ...)")
     print(f"{'seeds':>5} {'impl':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'return':>7} {'ops/update':>11}")
     mine = {"ours": ours, "ours-fast": functools.partial(ours, fast=True)}
+    impls = (*mine.items(), *((p, PEERS[p]) for p in peers))
     for n in [int(s) for s in a.seeds.split(",")]:
-        # At one seed, also ours under a vmap of size 1 (as the peers run it), to show what
-        # running a single seed unbatched is worth.
-        ours_at_n = {**mine, **({"ours-vmap": functools.partial(ours, batched=True)}
-                                if n == 1 else {})}
-        impls = (*ours_at_n.items(), *((p, PEERS[p]) for p in peers))
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls}
         outs, runs = interleaved(progs, a.repeats)
         res = {}
@@ -279,7 +276,7 @@ def main() -> None:
             print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * a.timesteps / wall:>12,.0f} {final_return(outs[name]):>7.1f} "
                   f"{ops:>11,.0f}", flush=True)
-        for us, peer in ((u, p) for u in ours_at_n for p in peers):
+        for us, peer in ((u, p) for u in mine for p in peers):
             print(paired_ratios(n, us, peer, runs, res), flush=True)
 
 

@@ -3,7 +3,7 @@
 The step of `tools/bench_pqn.py --config cartpole` (a minibatch of 128 CartPole observations, two
 LayerNorm layers of 256, the Q(lambda) regression loss, global-norm clipping then RAdam), as a
 `lax.scan` of 64 steps, timed under `jit` and under `jit(vmap(...))` over a seed axis of size 1
-(the way `make_train` runs seeds), microseconds per step:
+(the way purejaxql's script runs one seed, and PQN many), microseconds per step:
 
   ours         `rl_algos.common.qnetwork.QNetwork`, each sample through `eqx.nn.Linear` (`W @ x`)
                and vmapped over the batch, as PQN computes it, with `optax.flatten`
