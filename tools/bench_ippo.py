@@ -19,12 +19,12 @@ ours bootstraps each such truncation from the value of its true final observatio
 it as a terminal state), so ours also values every true next observation after the rollout.
 
 Compile time and run time are measured apart (`jit(...).lower(...).compile()`, then the compiled
-call until `block_until_ready`; the process CPU time of the call beside its wall time); the two
-programs run in interleaved repeats and the ratio ours/theirs is the median of the paired
-per-repeat ratios of run time. Returns: the mean team return (the sum of the agents' returns;
-JaxMARL's `returned_episode_returns`, which `MPELogWrapper` scales by the number of agents) of the
-training episodes that ended in the last 5% of updates, per seed, averaged over seeds. The last
-column counts the HLO operations executed per update per seed (`executed_ops`).
+call until `block_until_ready`; the process CPU time of the call beside its wall time); the programs
+(three at one seed, with ours-vmap) run in interleaved repeats and the ratio ours/theirs is the
+median of the paired per-repeat ratios of run time. Returns: the mean team return (the sum of the
+agents' returns; JaxMARL's `returned_episode_returns`, which `MPELogWrapper` scales by the number of
+agents) of the training episodes that ended in the last 5% of updates, per seed, averaged over
+seeds. The last column counts the HLO operations executed per update per seed (`executed_ops`).
 
     uv run --group bench python tools/bench_ippo.py --seeds 1,8 [--timesteps 1000000]
         [--repeats 3] [--fast-update]
@@ -103,7 +103,7 @@ def main() -> None:
           f"over {a.repeats} interleaved repeats (ours, [ours-vmap at one seed,] jaxmarl, ours, "
           f"...)"
           f"{'; ours with fast_update' if a.fast_update else ''}")
-    print(f"{'seeds':>5} {'program':>8} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
+    print(f"{'seeds':>5} {'program':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'ours/theirs':>11} {'team return':>11} {'ops/update':>11}")
     mine = partial(ours, fast_update=a.fast_update)
     for n in [int(s) for s in a.seeds.split(",")]:
@@ -122,7 +122,7 @@ def main() -> None:
             ops = executed_ops(compiled.as_text()) / n / updates
             res[name] = medians(compile_s, runs[name])
             wall, cpu = res[name]["run"], res[name]["cpu"]
-            print(f"{n:>5} {name:>8} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
+            print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * steps / wall:>12,.0f} {ratio[name]:>11} "
                   f"{final_return(outs[name]):>11.2f} {ops:>11,.0f}", flush=True)
         for us in (name for name in impls if name != "jaxmarl"):

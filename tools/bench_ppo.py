@@ -51,14 +51,14 @@ def ours_config(timesteps: int, fast: bool = False):
                          hidden_sizes=(64, 64), fast_update=fast)
 
 
-def ours(timesteps: int, n: int, fast: bool = False):
+def ours(timesteps: int, n: int, fast: bool = False, batched: bool = False):
     import rl_envs
     from rl_algos import ppo
     from rl_algos.common import hparams_as_arrays
 
     cfg = ours_config(timesteps, fast)
     hp = hparams_as_arrays(ppo.PPOHParams(**{k: HP[k] for k in ppo.PPOHParams._fields}))
-    return seeded(ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg), hp, n)
+    return seeded(ppo.make_train(rl_envs.make("gymnax/CartPole-v1"), cfg), hp, n, batched)
 
 
 def seeded(train, hp, n: int, batched: bool = False):
@@ -133,9 +133,10 @@ def rejax_ppo(timesteps: int, n: int):
 _NOT_RUN = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
 
 
-def purejaxrl_ppo(timesteps: int, n: int):
+def purejaxrl_ppo(timesteps: int, n: int, batched: bool = False):
     """The PureJaxRL-style single-file PPO (`tools/purejaxrl_ppo_repro.py`: flax + distrax +
-    optax, as PureJaxRL's `ppo.py`), its own `make_train(config)` over the seeds' keys."""
+    optax, as PureJaxRL's `ppo.py`), its own `make_train(config)` over the seeds' keys (under
+    `jit(vmap(...))` even at one seed if `batched`)."""
     import sys
     from pathlib import Path
 
@@ -148,7 +149,7 @@ def purejaxrl_ppo(timesteps: int, n: int):
                   GAE_LAMBDA=HP["gae_lambda"], CLIP_EPS=HP["clip_eps"], ENT_COEF=HP["ent_coef"],
                   VF_COEF=HP["vf_coef"], MAX_GRAD_NORM=HP["max_grad_norm"],
                   SEQ_ORTHOGONAL=True)  # its initialisers' QRs one seed at a time, as ours
-    fn = jax.jit(map_members(pj.make_train(config)))
+    fn = jax.jit((jax.vmap if batched else map_members)(pj.make_train(config)))
     args = (jax.random.split(jax.random.PRNGKey(0), n),)
 
     def final_return(out):

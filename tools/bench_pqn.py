@@ -19,10 +19,11 @@ every true next observation after the rollout; our convolution pads to keep the 
 is unpadded, 8x8); theirs carries an input BatchNorm whose output it discards.
 
 Compile time and run time are measured apart (`jit(...).lower(...).compile()`, then the compiled
-call until `block_until_ready`; the process CPU time of the call beside its wall time); the two
-programs run in interleaved repeats and the ratios are medians of the paired per-repeat ratios.
-Returns: the mean return of the training episodes that ended in the last 5% of updates (epsilon-
-greedy, as both train). The last column counts the HLO operations executed per update per seed.
+call until `block_until_ready`; the process CPU time of the call beside its wall time); the programs
+(three at one seed, with ours-vmap) run in interleaved repeats and the ratios are medians of the
+paired per-repeat ratios. Returns: the mean return of the training episodes that ended in the last
+5% of updates (epsilon-greedy, as both train). The last column counts the HLO operations executed
+per update per seed.
 
     uv run --group bench python tools/bench_pqn.py --config cartpole [--seeds 1,8]
         [--timesteps 200000] [--repeats 3]

@@ -2,12 +2,12 @@
 
 The workload of `tools/bench_pqn.py --config cartpole` (purejaxql's CartPole config: 32 envs x 64
 steps, 4 epochs x 16 minibatches of 128, two LayerNorm layers of 256, RAdam), our `make_train`
-compiled as `jit(vmap(train))`. Each part's share is measured by ablation, as
-`tools/bench_ppo_breakdown.py` does for PPO: the same program is compiled again with that part
-removed (by replacing, in this process only, the function that does it), the part's cost is the
-drop in run time, and every variant runs in interleaved repeats whose medians are compared.
-Removing a part can change what the rest computes (without learning the episodes are shorter),
-not how much.
+compiled as `jit(vmap(train))` even at one seed (`bench_pqn.py` runs one seed unbatched). Each
+part's share is measured by ablation, as `tools/bench_ppo_breakdown.py` does for PPO: the same
+program is compiled again with that part removed (by replacing, in this process only, the function
+that does it), the part's cost is the drop in run time, and every variant runs in interleaved
+repeats whose medians are compared. Removing a part can change what the rest computes (without
+learning the episodes are shorter), not how much.
 
   rollout: environment, storage, metrics  the `nosgd` program (no minibatch SGD), minus the two
                                           rows below
@@ -112,7 +112,7 @@ def main() -> None:
           f"seed")
 
     def ours(t, n):
-        return bench_pqn.ours("cartpole", t, n)
+        return bench_pqn.ours("cartpole", t, n, batched=True)
 
     def theirs(t, n):
         return bench_pqn.purejaxql("cartpole", t, n)
