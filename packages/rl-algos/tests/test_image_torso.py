@@ -1,4 +1,5 @@
-"""PPO's optional convolution over an image-like part of a flat structured observation."""
+"""The 3x3 convolution as a patch contraction (`conv3x3`): PPO's optional convolution over an
+image-like part of a flat structured observation, and the Q-network's over an image."""
 
 from __future__ import annotations
 
@@ -54,3 +55,17 @@ def test_image_part_reads_the_layout_and_teaches_the_fix() -> None:
         image_part(_Layout(), "step_count")
     with pytest.raises(ConfigError, match="leave cnn_part empty"):
         image_part(object(), "grid")
+
+
+def test_q_network_convolution_is_its_conv2d() -> None:
+    # The Q-network computes its eqx.nn.Conv2d's convolution (same parameters, so checkpoints
+    # keep their meaning) as conv3x3's contraction: the module's own call is the reference.
+    from rl_algos.common.qnetwork import QNetwork
+    net = QNetwork(jax.random.PRNGKey(0), (6, 5, 3), 4, 32, 1, 8)
+    obs = jax.random.normal(jax.random.PRNGKey(1), (6, 5, 3))
+    assert net.conv is not None and net.conv_norm is not None
+    ref = net.conv(jnp.transpose(obs, (2, 0, 1)))  # [O, H, W]
+    x = jax.nn.relu(net.conv_norm(ref)).reshape(-1)
+    for layer, norm in zip(net.layers, net.norms, strict=True):
+        x = jax.nn.relu(norm(layer(x)))
+    np.testing.assert_allclose(net(obs), net.head(x), rtol=1e-5, atol=1e-5)

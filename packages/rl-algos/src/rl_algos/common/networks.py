@@ -77,18 +77,29 @@ class MLP(eqx.Module):
         return x
 
 
+def conv3x3(x: jax.Array, kernel: jax.Array, bias: jax.Array) -> jax.Array:
+    """A 3x3 convolution, stride 1, zero "same" padding: `x [H, W, C]`, `kernel [3, 3, C, O]`,
+    `bias [O]` -> `[H, W, O]` (a cross-correlation, as `lax.conv` and `eqx.nn.Conv2d` compute).
+
+    Written as one contraction of the 3x3 patches with the kernel (`'hwijc,ijco->hwo'`) rather
+    than `lax.conv`: under `vmap` a small convolution stays one matrix product `[B*H*W, 9C] @
+    [9C, O]` and its weight gradient another, where XLA's CPU backend runs `lax.conv` (and its
+    weight gradient above all) several times slower, and a convolution vmapped over members with
+    different kernels as a grouped one, >10x slower."""
+    h, w, _ = x.shape
+    padded = jnp.pad(x, ((1, 1), (1, 1), (0, 0)))
+    patches = jnp.stack([jnp.stack([padded[i:i + h, j:j + w] for j in range(3)], axis=2)
+                         for i in range(3)], axis=2)  # [H, W, 3, 3, C]
+    return jnp.einsum("hwijc,ijco->hwo", patches, kernel) + bias
+
+
 class ImageTorso(eqx.Module):
     """A 3x3 convolution (ReLU, stride 1, same padding) over one image-like part of a flat
     observation, for observations that are flat vectors by the time they reach the network
     (Jumanji's structured ones, `FlattenStructuredObservation`): `x [d_obs] -> [channels*H*W +
     d_obs - H*W*C]`, the part `x[offset : offset + H*W*C]` read as `[H, W, C]` and convolved, the
     other entries passed on unchanged. Stride 1 and no pooling keep every cell's position (a snake
-    must know where its head is).
-
-    The convolution is written as one contraction of the 3x3 patches with the kernel
-    (`'hwijc,ijco->hwo'`) rather than `lax.conv`: under `vmap` over members with different
-    kernels XLA's CPU backend turns a convolution into a grouped one that ran >10x slower than the
-    whole MLP network on Snake, while the contraction stays a batched matrix product."""
+    must know where its head is). The convolution is `conv3x3`'s patch contraction."""
 
     kernel: jax.Array  # [3, 3, C, channels]
     bias: jax.Array  # [channels]
@@ -109,10 +120,8 @@ class ImageTorso(eqx.Module):
     def __call__(self, x: jax.Array) -> jax.Array:
         h, w, c = self.shape
         end = self.offset + h * w * c
-        padded = jnp.pad(x[self.offset:end].reshape(h, w, c), ((1, 1), (1, 1), (0, 0)))
-        patches = jnp.stack([jnp.stack([padded[i:i + h, j:j + w] for j in range(3)], axis=2)
-                             for i in range(3)], axis=2)  # [H, W, 3, 3, C]
-        features = jax.nn.relu(jnp.einsum("hwijc,ijco->hwo", patches, self.kernel) + self.bias)
+        features = jax.nn.relu(conv3x3(x[self.offset:end].reshape(h, w, c), self.kernel,
+                                       self.bias))
         return jnp.concatenate([features.reshape(-1), x[:self.offset], x[end:]])
 
 

@@ -13,7 +13,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from rl_algos.common.networks import ACTIVATIONS, orthogonal_linear
+from rl_algos.common.networks import ACTIVATIONS, conv3x3, orthogonal_linear
 
 
 class QNetwork(eqx.Module):
@@ -54,7 +54,10 @@ class QNetwork(eqx.Module):
         act = ACTIVATIONS[self.activation]
         x = obs.astype(jnp.float32)
         if self.conv is not None:
-            x = self.conv(jnp.transpose(x, (2, 0, 1)))
+            # The Conv2d's own parameters (`weight [O, C, 3, 3]`, `bias [O, 1, 1]`), computed as
+            # `conv3x3`'s patch contraction; `[O, H, W]` after, as `self.conv(...)` returns it.
+            kernel = jnp.transpose(self.conv.weight, (2, 3, 1, 0))
+            x = jnp.transpose(conv3x3(x, kernel, self.conv.bias[:, 0, 0]), (2, 0, 1))
             x = act(x if self.conv_norm is None else self.conv_norm(x))
         x = x.reshape(-1)
         for i, layer in enumerate(self.layers):
