@@ -10,13 +10,15 @@ values (its classic_control preset is the cartpole config), its seeds mapped as 
 (`rl_core.members.map_members`: vmapped, except that one seed runs unbatched), not through the
 CLI; theirs is the restatement's `jit(vmap(make_train(config)))`, its schedules spread over the run
 as ours are (`with_timesteps`). At one seed "ours-vmap" is ours under a vmap of size 1, as theirs
-runs: on the CPU a unit batch axis roughly doubles ours' CartPole run time (1.3x on MinAtar):
+runs: on the CPU a unit batch axis roughly doubles ours' CartPole run time (1.5x on MinAtar):
 batched, its LayerNorm reductions and element-wise kernels take slower paths in XLA.
 
-Known differences, each costing ours work, not saving it: ours bootstraps a truncated episode
-from its true final observation (theirs merges gymnax's two done flags and cuts it), and so values
-every true next observation after the rollout; our convolution pads to keep the 10x10 board (theirs
-is unpadded, 8x8); theirs carries an input BatchNorm whose output it discards.
+Known differences: ours bootstraps a truncated episode from its true final observation (theirs
+merges gymnax's two done flags and cuts it), and so values every true next observation after the
+rollout (theirs reuses the values it acted on); our convolution pads to keep the 10x10 board
+(theirs is unpadded, 8x8: its dense layer is 1.56x smaller) and is computed as a patch contraction
+(`conv3x3`; theirs is flax's `lax.conv`); theirs carries an input BatchNorm whose output it
+discards.
 
 Compile time and run time are measured apart (`jit(...).lower(...).compile()`, then the compiled
 call until `block_until_ready`; the process CPU time of the call beside its wall time); the programs

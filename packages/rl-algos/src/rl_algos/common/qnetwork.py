@@ -57,7 +57,9 @@ class QNetwork(eqx.Module):
             # The Conv2d's own parameters (`weight [O, C, 3, 3]`, `bias [O, 1, 1]`), computed as
             # `conv3x3`'s patch contraction; `[O, H, W]` after, as `self.conv(...)` returns it.
             kernel = jnp.transpose(self.conv.weight, (2, 3, 1, 0))
-            x = jnp.transpose(conv3x3(x, kernel, self.conv.bias[:, 0, 0]), (2, 0, 1))
+            bias = (jnp.zeros(kernel.shape[-1]) if self.conv.bias is None
+                    else self.conv.bias[:, 0, 0])
+            x = jnp.transpose(conv3x3(x, kernel, bias), (2, 0, 1))
             x = act(x if self.conv_norm is None else self.conv_norm(x))
         x = x.reshape(-1)
         for i, layer in enumerate(self.layers):
