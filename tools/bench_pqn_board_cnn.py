@@ -1,7 +1,7 @@
 """Why PQN's `board_game` preset has no convolution: its run time per update on pgx/connect_four
 with the Q-network's 3x3 convolution (`cnn_channels=16`) against the dense layers on the
 flattened planes (`cnn_channels=0`, the preset), everything else the preset's. One unbatched seed,
-20 updates per run, compile apart, three interleaved repeats, medians.
+20 updates per run, compile apart, three interleaved repeats; the ratio is of the medians.
 
     uv run --group bench python tools/bench_pqn_board_cnn.py
 """

@@ -85,7 +85,7 @@ def conv3x3(x: jax.Array, kernel: jax.Array, bias: jax.Array) -> jax.Array:
     than `lax.conv`: under `vmap` a small convolution stays one matrix product `[B*H*W, 9C] @
     [9C, O]` and its weight gradient another, where XLA's CPU backend runs `lax.conv` (and its
     weight gradient above all) several times slower, and a convolution vmapped over members with
-    different kernels as a grouped one, >10x slower."""
+    different kernels as a grouped convolution, >10x slower than the contraction."""
     h, w, _ = x.shape
     padded = jnp.pad(x, ((1, 1), (1, 1), (0, 0)))
     patches = jnp.stack([jnp.stack([padded[i:i + h, j:j + w] for j in range(3)], axis=2)
