@@ -3,6 +3,9 @@ masked acting, image observations, and the proof that it learns CartPole-v1."""
 
 from __future__ import annotations
 
+from functools import partial
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,6 +16,7 @@ from rl_algos import get
 from rl_algos.common import hparams_as_arrays
 from rl_algos.common.qvalues import epsilon_at, masked_max, q_lambda_returns
 from rl_algos.pqn import PQNConfig, PQNHParams, make_train
+from rl_algos.pqn.train import next_q_values
 from rl_core import Box, Discrete, TimeStep, final_return
 
 R = jnp.array([1.0, 2.0, 3.0])
@@ -83,6 +87,57 @@ class MaskedChainEnv:
         t = t + 1
         return t, self._ts(t, jnp.where(legal, 1.0, -100.0).astype(jnp.float32), ~legal,
                            (t >= 8) & legal)
+
+
+class _Rollout(NamedTuple):
+    next_observation: jax.Array
+    extras: dict
+    truncated: jax.Array
+
+
+def test_next_q_values_reuse_the_acted_values_except_after_a_truncation() -> None:
+    T, N, D, A = 5, 3, 4, 2
+    k_states, k_finals, k_params = jax.random.split(jax.random.PRNGKey(0), 3)
+    states = jax.random.normal(k_states, (T + 1, N, D))  # s_0 .. s_T, as the rollout met them
+    finals = jax.random.normal(k_finals, (T, N, D))  # an ended episode's final state
+    params = jax.random.normal(k_params, (D, A))
+
+    def q_values(p, obs):
+        return obs @ p
+
+    terminated = jnp.zeros((T, N), bool).at[1, 0].set(True)
+
+    def rollout(truncated):
+        done = (terminated | truncated)[..., None]
+        return _Rollout(jnp.where(done, finals, states[1:]),
+                        {"q": jax.vmap(partial(q_values, params))(states[:-1])}, truncated)
+
+    fn = jax.jit(partial(next_q_values, q_values), static_argnames="reuse_acted")
+    at_the_end = jnp.zeros((T, N), bool).at[T - 1, 1].set(True)
+    before_it = at_the_end.at[1, 2].set(True)
+    for truncated in (jnp.zeros((T, N), bool), at_the_end, before_it):
+        traj = rollout(truncated)
+        every = jax.vmap(partial(q_values, params))(traj.next_observation)
+        np.testing.assert_allclose(fn(params, traj, reuse_acted=False), every, rtol=1e-6)
+        got = fn(params, traj, reuse_acted=True)
+        # Everywhere but at the terminated step (not bootstrapped), the true next state's.
+        keep = ~terminated[..., None]
+        np.testing.assert_allclose(jnp.where(keep, got, 0), jnp.where(keep, every, 0), rtol=1e-5)
+        if truncated[:-1].any():  # a truncated final state is valued: the whole pass
+            np.testing.assert_array_equal(got, every)
+        else:  # the terminated step got the next episode's first state's values
+            np.testing.assert_allclose(got[1, 0], q_values(params, states[2, 0]), rtol=1e-5)
+        np.testing.assert_allclose(
+            q_lambda_returns(jnp.ones((T, N)), got.max(-1), terminated, truncated, 0.9, 0.5),
+            q_lambda_returns(jnp.ones((T, N)), every.max(-1), terminated, truncated, 0.9, 0.5),
+            rtol=1e-5)
+    # Under vmap (seeds), a seed without truncation and one with: each as alone.
+    both = jax.tree.map(lambda a, b: jnp.stack([a, b]), rollout(at_the_end), rollout(before_it))
+    batched = jax.vmap(lambda t: next_q_values(q_values, params, t, True))(both)
+    np.testing.assert_allclose(batched[0], fn(params, rollout(at_the_end), reuse_acted=True),
+                               rtol=1e-6)
+    np.testing.assert_allclose(batched[1], fn(params, rollout(before_it), reuse_acted=True),
+                               rtol=1e-6)
 
 
 def test_pqn_never_takes_an_illegal_action_even_exploring() -> None:

@@ -67,16 +67,16 @@ def q_policy(make_model: Callable[[jax.Array], Any]) -> Policy:
     """The ε-greedy acting of a Q-network `key -> model` (`model(obs) -> Q [A]`, applied per
     observation) that PQN and DQN share: greedy over the legal actions, or ε-greedy with ε =
     `explore` (the schedule's value while training; `EVAL_EPSILON` when None). The noise is a
-    key."""
+    key; the extras are `{"q": Q [N, A]}`, the values it acted on (PQN bootstraps from them)."""
     params_like, static = model_structure(make_model)
 
     def act(agent: Agent, obs: jax.Array, noise: jax.Array, deterministic: bool,
             mask: jax.Array | None = None, explore: Any = None) -> tuple[jax.Array, Any]:
         q = jax.vmap(eqx.combine(agent.params, static))(obs)  # [N, A]
         if deterministic:
-            return masked_argmax(q, mask).astype(jnp.int32), {}
+            return masked_argmax(q, mask).astype(jnp.int32), {"q": q}
         eps = EVAL_EPSILON if explore is None else explore
-        return epsilon_greedy(q, mask, eps, noise), {}
+        return epsilon_greedy(q, mask, eps, noise), {"q": q}
 
     return Policy(Agent(params_like), act, lambda key, shape: key)
 

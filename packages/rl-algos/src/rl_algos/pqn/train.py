@@ -55,6 +55,32 @@ def make_policy(env: Any, config: PQNConfig) -> Policy:
     return q_policy(q_network_model(env, config))
 
 
+def next_q_values(q_values: Callable[[Any, jax.Array], jax.Array], params: Any, traj: Any,
+                  reuse_acted: bool) -> jax.Array:
+    """`Q(s'_t) [T, N, A]` of every true next state of a rollout, under the parameters that
+    acted (`q_values(params, obs [B, ...]) -> [B, A]`).
+
+    With `reuse_acted`, while no episode was truncated before the last step, these are the
+    values the rollout acted on one step later (`Q(s_{t+1})`, the policy's extras `q`) and one
+    pass over the last next states: where an episode terminated, `s_{t+1}` is the next
+    episode's first state, but a terminated step does not bootstrap. A truncated step bootstraps
+    from its final state, which nothing has valued yet, and then every next state is valued in
+    one pass (`lax.cond`: under `vmap` both branches run, the cost of the pass alone plus one
+    pass over `N` states). Without it (self-play against a pool, where some moves were a
+    snapshot's and their values not the learner's), always the pass."""
+    def every_next_state() -> jax.Array:
+        return jax.vmap(partial(q_values, params))(traj.next_observation)
+
+    if not reuse_acted:
+        return every_next_state()
+
+    def acted_one_step_later() -> jax.Array:
+        last = q_values(params, traj.next_observation[-1])
+        return jnp.concatenate([traj.extras["q"][1:], last[None]])
+
+    return jax.lax.cond(jnp.any(traj.truncated[:-1]), every_next_state, acted_one_step_later)
+
+
 def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
     """PQN on `env` (one unbatched environment implementing the port, Discrete actions)."""
     config.validate()
@@ -91,7 +117,7 @@ def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
             acting = partial(act, ts_.params, eps)
         (env_state, timestep, key), traj = rollout(venv, acting, carry.env_state, carry.timestep,
                                                    key, config.num_steps)
-        next_q = jax.vmap(partial(q_values, ts_.params))(traj.next_observation)  # [T, N, A]
+        next_q = next_q_values(q_values, ts_.params, traj, reuse_acted=not pool_games)
         # The legal actions of each true next state: after an episode ends `action_mask` is
         # the new episode's, so take the final state's (kept by AutoReset); a terminated step
         # does not bootstrap, a truncated one bootstraps over its final state's legal actions.
