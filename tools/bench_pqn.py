@@ -14,11 +14,11 @@ runs: on the CPU a unit batch axis roughly doubles ours' CartPole run time (1.5x
 batched, its LayerNorm reductions and element-wise kernels take slower paths in XLA.
 
 Known differences: ours bootstraps a truncated episode from its true final observation (theirs
-merges gymnax's two done flags and cuts it), and so values every true next observation after the
-rollout (theirs reuses the values it acted on); our convolution pads to keep the 10x10 board
-(theirs is unpadded, 8x8: its dense layer is 1.56x smaller) and is computed as a patch contraction
-(`conv3x3`; theirs is flax's `lax.conv`); theirs carries an input BatchNorm whose output it
-discards.
+merges gymnax's two done flags and cuts it), and values every true next observation in one pass
+after a rollout in which an episode was truncated before its last step (otherwise it reuses the
+values it acted on, as theirs always does); our convolution pads to keep the 10x10 board (theirs is
+unpadded, 8x8: its dense layer is 1.56x smaller) and is computed as a patch contraction (`conv3x3`;
+theirs is flax's `lax.conv`); theirs carries an input BatchNorm whose output it discards.
 
 Compile time and run time are measured apart (`jit(...).lower(...).compile()`, then the compiled
 call until `block_until_ready`; the process CPU time of the call beside its wall time); the programs
