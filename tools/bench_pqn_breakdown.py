@@ -11,7 +11,8 @@ learning the episodes are shorter), not how much.
 
   rollout: environment, storage, metrics  the `nosgd` program (no minibatch SGD), minus the two
                                           rows below
-  rollout: Q-network and epsilon-greedy   `nosgd` minus the same with a constant action
+  rollout: Q-network and epsilon-greedy   `nosgd` minus the same with a constant action (and
+                                          zeros for the Q-values PQN reuses)
   next-state Q pass                       `nosgd` minus the same with the targets' max over
                                           next-state Q-values replaced by zeros (the pass over
                                           every true next observation is then dead code)
@@ -64,8 +65,10 @@ def variants():
         return jax.lax.stop_gradient(total), metrics
 
     def const_policy_rollout(venv, policy, *a, **k):
-        def policy0(ts, key):
-            return jnp.zeros(ts.observation.shape[:1], jnp.int32), {}
+        def policy0(ts, key):  # the extras (the acted Q-values PQN reuses) as zeros
+            extras = jax.eval_shape(policy, ts, key)[1]
+            zeros = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), extras)
+            return jnp.zeros(ts.observation.shape[:1], jnp.int32), zeros
         return real_rollout(venv, policy0, *a, **k)
 
     def no_next_q(q, mask):
