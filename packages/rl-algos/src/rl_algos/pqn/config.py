@@ -76,7 +76,7 @@ PRESETS: dict[str, Preset] = {
     ),
     # pgx board games (tic_tac_toe, connect_four, ...) against a built-in opponent (a win +1, a
     # loss -1): 128 envs x 32 steps as for MinAtar, but dense layers on the flattened planes (on
-    # CPU the convolution makes each update ~2.6x slower for these small boards:
+    # CPU the convolution makes each update ~2.5x slower for these small boards:
     # tools/bench_pqn_board_cnn.py). The opponent is a 50/50 mix of the random and the one-move
     # look-ahead ("greedy") players: against the random one alone a connect_four agent wins ~39%
     # against greedy, against the mix ~89% (docs/adapters-pgx.md).
