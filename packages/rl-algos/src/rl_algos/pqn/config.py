@@ -78,7 +78,7 @@ PRESETS: dict[str, Preset] = {
     # loss -1): 128 envs x 32 steps as for MinAtar, but dense layers on the flattened planes (on
     # CPU the convolution makes each update ~2.5x slower for these small boards:
     # tools/bench_pqn_board_cnn.py). The opponent is a 50/50 mix of the random and the one-move
-    # look-ahead ("greedy") players: against the random one alone a connect_four agent wins ~39%
+    # look-ahead ("greedy") players: against the random one alone a connect_four agent wins ~45%
     # against greedy, against the mix ~89% (docs/adapters-pgx.md).
     "board_game": Preset(
         dict(total_timesteps=3_000_000, num_envs=128, num_steps=32, num_epochs=2,
