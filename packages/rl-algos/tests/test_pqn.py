@@ -138,6 +138,10 @@ def test_next_q_values_reuse_the_acted_values_except_after_a_truncation() -> Non
                                rtol=1e-6)
     np.testing.assert_allclose(batched[1], fn(params, rollout(before_it), reuse_acted=True),
                                rtol=1e-6)
+    # The pass is a branch the vmapped program takes only when some seed needs it (a `cond` on
+    # `any_member`), not a select that computes it for every seed at every update.
+    jaxpr = str(jax.make_jaxpr(jax.vmap(lambda t: next_q_values(q_values, params, t, True)))(both))
+    assert " cond[" in jaxpr and "select_n" in jaxpr
 
 
 def test_pqn_never_takes_an_illegal_action_even_exploring() -> None:

@@ -13,6 +13,7 @@ from rl_core import (
     AutoReset,
     EpisodeStatistics,
     VectorEnv,
+    any_member,
     chunk_length,
     compile_members,
     make_train,
@@ -164,6 +165,25 @@ def test_map_members_runs_one_member_unbatched_with_the_same_results() -> None:
         jaxpr = jax.make_jaxpr(map_members(lambda h: h * 2.0))(hp)
         (mul,) = [e for e in jaxpr.eqns if e.primitive.name == "mul"]
         assert mul.invars[0].aval.shape == (() if m == 1 else (m,))
+
+
+def test_any_member_is_the_members_or_under_vmap_and_keeps_a_cond_a_branch() -> None:
+    assert not bool(any_member(jnp.array(False))) and bool(any_member(jnp.array(True)))
+    np.testing.assert_array_equal(jax.vmap(any_member)(jnp.array([False, True, False])),
+                                  [True, True, True])
+    np.testing.assert_array_equal(jax.vmap(any_member)(jnp.array([False, False])),
+                                  [False, False])
+    # Nested member axes (seeds of grid points): the OR over both.
+    np.testing.assert_array_equal(
+        jax.vmap(jax.vmap(any_member))(jnp.array([[False, False], [False, True]])),
+        [[True, True], [True, True]])
+
+    def f(x):
+        return jax.lax.cond(any_member(x > 0), lambda: x * 2.0, lambda: x)
+
+    jaxpr = str(jax.make_jaxpr(jax.vmap(f))(jnp.ones(3)))
+    assert " cond[" in jaxpr and "select_n" not in jaxpr
+    np.testing.assert_array_equal(jax.jit(jax.vmap(f))(jnp.array([-1.0, 2.0])), [-2.0, 4.0])
 
 
 def test_compile_members_rejects_a_chunk_that_does_not_divide() -> None:

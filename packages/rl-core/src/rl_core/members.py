@@ -45,6 +45,25 @@ def map_members(f: Callable[..., Any]) -> Callable[..., Any]:
     return mapped
 
 
+@jax.custom_batching.custom_vmap
+def any_member(pred: jax.Array) -> jax.Array:
+    """`pred` (a scalar bool) for one member; under `vmap`, the OR over the members, unbatched.
+
+    It makes `lax.cond(any_member(p), costly, cheap)` a real branch when members are vmapped: a
+    `cond` on a batched predicate becomes a select that computes both branches for every member,
+    where this one runs `costly` only when some member needs it. The branch must then stay
+    right for the members that did not ask for it (select on the member's own `p` inside it),
+    so that each member's result is what its own `cond` would have given."""
+    return pred
+
+
+@any_member.def_vmap
+def _any_member_vmap(axis_size: int, in_batched: list[bool], pred: jax.Array):
+    del axis_size
+    # Through `any_member` again, so that an outer member axis (seeds of grid points) ORs too.
+    return (any_member(jax.numpy.any(pred)) if in_batched[0] else pred), False
+
+
 def chunk_length(num_updates: int, target_chunks: int = 50) -> int:
     """The largest divisor of `num_updates` not above `num_updates / target_chunks` (at least 1),
     so that every chunk has the same length and one compiled chunk serves the whole run."""

@@ -37,7 +37,7 @@ from rl_algos.common.qvalues import (
 )
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.pqn.config import PQNConfig
-from rl_core import Algorithm, Policy, RunnerState, TrainResult, rollout
+from rl_core import Algorithm, Policy, RunnerState, TrainResult, any_member, rollout
 from rl_core import make_train as _make_train
 
 
@@ -65,9 +65,10 @@ def next_q_values(q_values: Callable[[Any, jax.Array], jax.Array], params: Any, 
     pass over the last next states: where an episode terminated, `s_{t+1}` is the next
     episode's first state, but a terminated step does not bootstrap. A truncated step bootstraps
     from its final state, which nothing has valued yet, and then every next state is valued in
-    one pass (`lax.cond`: under `vmap` both branches run, the cost of the pass alone plus one
-    pass over `N` states). Without it (self-play against a pool, where some moves were a
-    snapshot's and their values not the learner's), always the pass."""
+    one pass. Under `vmap` (several members) the pass runs when any member needs it
+    (`rl_core.any_member`) and each member keeps the values its own test chose. Without it
+    (self-play against a pool, where some moves were a snapshot's and their values not the
+    learner's), always the pass."""
     def every_next_state() -> jax.Array:
         return jax.vmap(partial(q_values, params))(traj.next_observation)
 
@@ -78,7 +79,11 @@ def next_q_values(q_values: Callable[[Any, jax.Array], jax.Array], params: Any, 
         last = q_values(params, traj.next_observation[-1])
         return jnp.concatenate([traj.extras["q"][1:], last[None]])
 
-    return jax.lax.cond(jnp.any(traj.truncated[:-1]), every_next_state, acted_one_step_later)
+    needs_pass = jnp.any(traj.truncated[:-1])
+    return jax.lax.cond(
+        any_member(needs_pass),
+        lambda: jnp.where(needs_pass, every_next_state(), acted_one_step_later()),
+        acted_one_step_later)
 
 
 def make_algorithm(env: Any, config: PQNConfig) -> Algorithm:
