@@ -205,8 +205,8 @@ def write_figure(suite: str, rows: dict[str, Any]) -> Path:
         ax.grid(alpha=0.3, axis="y")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle(f"{suite}: per-seed returns, IQM (line) and 95% bootstrap CI (band)",
-                 fontsize=9)
+    fig.suptitle(f"{suite}: per-seed returns,{' ' if cols > 2 else chr(10)}IQM (line) and 95% "
+                 "bootstrap CI (band)", fontsize=9)
     fig.tight_layout()
     out = figure_path(suite)
     out.parent.mkdir(parents=True, exist_ok=True)
