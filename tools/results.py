@@ -7,9 +7,11 @@ member; the per-member mean is the unit) and the training return of the behaviou
 episodes that ended in the run's final window, `rl_core.final_return`), each as its interquartile
 mean with a 95% percentile-bootstrap confidence interval over seeds (`rl_cli.stats.iqm`,
 `bootstrap_ci95`: scipy's `trim_mean` and `bootstrap`), the worst seed, the compile and training
-wall time, the published reference it is set against (with its source), and the commit the row
-was produced at. Running one suite replaces that suite's rows and keeps the others, so the
-document always says which commit each row comes from.
+wall time, the published reference it is set against (with its source), the commit the row
+was produced at, and the training curve (`compact_curve`). A suite's published comparisons
+(`COMPARISONS`: DPO against PPO on MinAtar) are checked from its rows. Running one suite
+replaces that suite's rows and keeps the others, so the document always says which commit
+each row comes from.
 
     uv run python tools/results.py --suite classic --seeds 8
     uv run python tools/results.py --suite minatar --seeds 4
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +128,33 @@ SUITES: dict[str, list[Task]] = {
 }
 
 
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A published claim that one algorithm does at least as well as another on a suite's tasks,
+    checked per task from the two rows' greedy returns."""
+    algo: str
+    baseline: str
+    claim: str  # the claim as published, with its source
+    settings: str  # the settings both rows used and why
+
+
+COMPARISONS: dict[str, list[Comparison]] = {
+    "minatar": [Comparison(
+        "dpo", "ppo",
+        claim="Lu et al., 2022 (Discovered Policy Optimisation) report that LPO and its closed "
+              "form DPO, found by meta-learning a drift on brax's Ant, transfer to unseen "
+              "settings, these four MinAtar games among them, where they plot DPO against "
+              "PPO; read here as DPO doing at least as well as PPO on each game",
+        settings="both rows use PPO's `minatar` preset, PureJaxRL's MinAtar setting (64 envs × "
+                 "128 steps, 4 epochs × 8 minibatches, ReLU MLP 64-64, lr 5e-3 annealed), and "
+                 "DPO adds only its drift (α 2, β 0.6): the paper ran both with brax's PPO "
+                 "hyperparameters; the same settings for both is what the comparison needs, and "
+                 "this one is the setting our PPO reference (gymnax/PureJaxRL) is measured in")],
+}
+
+
 def commit() -> str:
     """The commit the rows are produced at, `+dirty` when the tree has local changes."""
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True,
@@ -156,8 +186,11 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
     req = RunRequest(algo=task.algo, env=task.env, num_seeds=seeds, total_timesteps=task.steps,
                      sets=dict(task.sets), env_kwargs=dict(task.env_kwargs), logdir=logdir,
                      progress=False, eval_episodes=task.eval_episodes, checkpoint_minutes=0.0)
+    from rl_cli.plots import load_curves
+
     t0 = time.perf_counter()
     summary = execute(req, console=Console(quiet=True))
+    curves = load_curves(Path(summary["run_dir"]))
     return {
         "algo": task.algo, "env": task.env, "env_kwargs": task.env_kwargs, "sets": task.sets,
         "seeds": seeds, "steps_per_seed": summary["total_timesteps"],
@@ -166,7 +199,23 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
         "training": summarise(summary["final_return_per_member"]),
         "compile_seconds": summary["compile_seconds"], "run_seconds": summary["run_seconds"],
         "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
+        "curve": compact_curve(curves.steps, curves.returns),
     }
+
+
+def compact_curve(steps: np.ndarray, returns: np.ndarray, points: int = 100) -> dict[str, Any]:
+    """A run's training curve small enough to keep with its row: the logged chunks (`steps`
+    `[T]`, each member's mean return of the episodes ending in a chunk, `returns` `[T, M]`, NaN
+    where none ended) cut into at most `points` consecutive groups of chunks, each member's mean
+    over a group (NaN-skipping) at the group's last step. JSON-ready: `{"steps": [P],
+    "per_seed": [M][P]}`, null where a member finished no episode in the whole group."""
+    groups = np.array_split(np.arange(len(steps)), min(points, len(steps)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a group where a member has no value
+        means = np.stack([np.nanmean(returns[g], axis=0) for g in groups])  # [P, M]
+    return {"steps": [int(steps[g[-1]]) for g in groups],
+            "per_seed": [[None if not np.isfinite(v) else round(float(v), 3) for v in member]
+                         for member in means.T]}
 
 
 def _num(x: float | None, digits: int = 1) -> str:
@@ -215,6 +264,156 @@ def write_figure(suite: str, rows: dict[str, Any]) -> Path:
     return out
 
 
+def curves_figure_path(suite: str) -> Path:
+    return DOC.parent / "figures" / f"results-{suite}-curves.png"
+
+
+def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
+    """One panel per task, one line per algorithm: the mean over seeds of the training return
+    along the run (`compact_curve`) with its 95% Student-t band over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rl_cli.stats import mean_ci95
+
+    envs = list(dict.fromkeys(r["env"] for r in rows))
+    cols = min(len(envs), 4)
+    nrows = (len(envs) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 2.8 * nrows), squeeze=False)
+    for ax, env in zip(axes.flat, envs, strict=False):
+        for r in (r for r in rows if r["env"] == env):
+            steps = np.asarray(r["curve"]["steps"], np.float64)
+            per_seed = np.array([[np.nan if v is None else v for v in m]
+                                 for m in r["curve"]["per_seed"]], np.float64)  # [M, P]
+            mean, half = np.array([mean_ci95(per_seed[:, i]) for i in range(len(steps))]).T
+            (line,) = ax.plot(steps, mean, lw=1.2, label=r["algo"])
+            ax.fill_between(steps, mean - half, mean + half, color=line.get_color(), alpha=0.2,
+                            lw=0)
+        ax.set_title(env.split("/")[-1], fontsize=8)
+        ax.set_xlabel("environment steps per seed", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(envs):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{suite}: training return, mean over seeds{' ' if cols > 2 else chr(10)}"
+                 "with its 95% t interval (band)", fontsize=9)
+    fig.tight_layout()
+    out = curves_figure_path(suite)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+    """Row `a` against row `b` on their greedy per-seed returns: the difference of their IQMs
+    with a 95% percentile-bootstrap interval (seeds of each row resampled independently,
+    `scipy.stats.bootstrap` with two samples) and a verdict: `higher` or `lower` where the
+    interval excludes 0, `not resolved` where it holds 0. (The IQM is `rl_cli.stats.iqm`'s, as
+    `scipy.stats.trim_mean(v, 0.25)`, vectorised over the resamples.)"""
+    from scipy import stats
+
+    from rl_cli.stats import iqm
+
+    x, y = (np.array([v for v in r["greedy"]["per_seed"] if v is not None], np.float64)
+            for r in (a, b))
+    diff = iqm(x) - iqm(y)
+    if np.all(x == x[0]) and np.all(y == y[0]):
+        low = high = diff
+    else:
+        def statistic(u: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray:
+            return stats.trim_mean(u, 0.25, axis=axis) - stats.trim_mean(v, 0.25, axis=axis)
+
+        res = stats.bootstrap((x, y), statistic, n_resamples=10_000,
+                              confidence_level=0.95, method="percentile", vectorized=True,
+                              random_state=np.random.default_rng(seed))
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    verdict = "higher" if low > 0 else "lower" if high < 0 else "not resolved"
+    return {"diff": float(diff), "ci95": [low, high], "verdict": verdict}
+
+
+def comparison_lines(suite: str, rows: list[dict[str, Any]]) -> list[str]:
+    """The suite's published comparisons (COMPARISONS) as a table per comparison, with a
+    generated sentence on whether the claim holds on the tasks that have both rows, and a
+    figure."""
+    lines: list[str] = []
+    for c in COMPARISONS.get(suite, []):
+        by = {(r["algo"], r["env"]): r for r in rows}
+        envs = [e for e in dict.fromkeys(r["env"] for r in rows)
+                if (c.algo, e) in by and (c.baseline, e) in by]
+        lines += [f"### {c.algo.upper()} against {c.baseline.upper()}", "",
+                  f"The claim: {c.claim}. Settings: {c.settings}.", ""]
+        if not envs:
+            lines += ["No task has both rows yet.", ""]
+            continue
+        lines += [f"| task | {c.baseline} greedy IQM [95% CI] | {c.algo} greedy IQM [95% CI] | "
+                  f"{c.algo} − {c.baseline} [95% CI] | {c.algo} is |",
+                  "| --- | --- | --- | --- | --- |"]
+        results = []
+        for env in envs:
+            a, b = by[c.algo, env], by[c.baseline, env]
+            d = compare(a, b)
+            results.append(d)
+            lines.append(
+                f"| {env} | " + " | ".join(
+                    f"{_num(r['greedy']['iqm'])} [{_num(r['greedy']['ci95'][0])}, "
+                    f"{_num(r['greedy']['ci95'][1])}]" for r in (b, a))
+                + f" | {_num(d['diff'])} [{_num(d['ci95'][0])}, {_num(d['ci95'][1])}] | "
+                f"{d['verdict']} |")
+        n = len(envs)
+        count = {v: sum(d["verdict"] == v for d in results)
+                 for v in ("higher", "lower", "not resolved")}
+        lower = [e.split("/")[-1] for e, d in zip(envs, results, strict=True)
+                 if d["verdict"] == "lower"]
+        lines += ["", (f"On the {n} task{'s' if n > 1 else ''} with both rows, {c.algo.upper()} is "
+                       f"higher on {count['higher']}, lower on {count['lower']} and not resolved "
+                       f"from {c.baseline.upper()} on {count['not resolved']} (the difference's "
+                       "95% interval excludes 0, or holds it). The claim "
+                       + ("holds here on every one of them." if not lower else
+                          f"does not hold here on {', '.join(lower)}, where the interval lies "
+                          f"below 0; it holds (the interval reaches 0 or above) on the other "
+                          f"{n - len(lower)}.")),
+                  "", f"![{c.algo} against {c.baseline}]"
+                      f"(figures/{comparison_figure(suite, c, envs, by).name})", ""]
+    return lines
+
+
+def comparison_figure(suite: str, c: Comparison, envs: list[str],
+                      by: dict[tuple[str, str], dict[str, Any]]) -> Path:
+    """Per task, each algorithm's greedy IQM with its 95% bootstrap interval (bar) and seeds
+    (dots), side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(envs), figsize=(2.4 * len(envs) + 0.6, 2.8), squeeze=False)
+    for ax, env in zip(axes.flat, envs, strict=True):
+        for x, algo in enumerate((c.baseline, c.algo)):
+            g = by[algo, env]["greedy"]
+            seeds = [v for v in g["per_seed"] if v is not None]
+            ax.scatter(np.full(len(seeds), x) + np.linspace(-0.12, 0.12, len(seeds)), seeds,
+                       s=12, alpha=0.6, color=f"C{x}")
+            ax.errorbar(x, g["iqm"], yerr=[[g["iqm"] - g["ci95"][0]], [g["ci95"][1] - g["iqm"]]],
+                        fmt="s", color="black", capsize=4, ms=4)
+        ax.set_xticks([0, 1], [c.baseline, c.algo])
+        ax.set_xlim(-0.6, 1.6)
+        ax.set_title(env.split("/")[-1], fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3, axis="y")
+    fig.suptitle(f"{suite}: {c.algo} against {c.baseline}, greedy return: seeds (dots), "
+                 "IQM and 95% bootstrap CI", fontsize=8)
+    fig.tight_layout()
+    out = DOC.parent / "figures" / f"results-{suite}-{c.algo}-vs-{c.baseline}.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
 def write_doc(store: dict[str, Any]) -> None:
     lines = [
         "# Results",
@@ -231,7 +430,11 @@ def write_doc(store: dict[str, Any]) -> None:
         "state matters (Pendulum's start angle) the greedy figure also carries the luck of those",
         "few episodes, the training figure does not. Times are wall seconds on the 2-core CPU",
         "machine, often shared with other work, so indicative only. The reference is the",
-        "published figure the row is set against; its source is named.",
+        "published figure the row is set against; its source is named. Each row also keeps",
+        "its training curve (each seed's training return along the run, in at most 100 groups",
+        "of logged chunks), drawn per task in the suite's curves figure; a published comparison",
+        "between two algorithms is checked task by task under its suite's table, from the",
+        "difference of the two rows' greedy IQMs with a two-sample bootstrap interval.",
         "",
     ]
     for suite, rows in store.items():
@@ -263,6 +466,15 @@ def write_doc(store: dict[str, Any]) -> None:
                 f"{t.algo} on {t.env}" + (f" ({t.steps:,} steps)" if t.steps else "")
                 for t in pending) + "."]
         lines += ["", f"![{suite}: per-seed returns](figures/{figure_path(suite).name})", ""]
+        with_curve = [r for r in rows["rows"] if r.get("curve")]
+        if with_curve:
+            lines += [f"![{suite}: training curves]"
+                      f"(figures/{write_curves_figure(suite, with_curve).name})", ""]
+        without = [f"{r['algo']} on {r['env']}" for r in rows["rows"] if not r.get("curve")]
+        if without:
+            lines += ["Rows recorded before the report kept training curves (rerun with "
+                      "`--only` to draw theirs): " + ", ".join(without) + ".", ""]
+        lines += comparison_lines(suite, rows["rows"])
     DOC.write_text("\n".join(lines))
 
 

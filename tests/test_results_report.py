@@ -1,0 +1,70 @@
+"""The results report's own arithmetic (tools/results.py): the training curve kept with each row
+and the check of a published comparison between two rows."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "results.py"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("results_report", TOOL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(algo: str, env: str, seeds: list[float]) -> dict:
+    return {"algo": algo, "env": env, "greedy": {"per_seed": seeds}}
+
+
+def test_compact_curve_groups_chunks_and_keeps_gaps() -> None:
+    results = _tool()
+    steps = np.arange(1, 11, dtype=np.float64) * 100  # 10 chunks
+    returns = np.stack([np.arange(10.0), np.full(10, np.nan)], axis=1)  # member 1: no episode
+    returns[4, 1] = 7.0  # one episode of member 1, in the third group
+    curve = results.compact_curve(steps, returns, points=4)
+    # np.array_split of 10 chunks into 4 groups: 3, 3, 2, 2 chunks, each at its last step.
+    assert curve["steps"] == [300, 600, 800, 1000]
+    assert curve["per_seed"][0] == [1.0, 4.0, 6.5, 8.5]
+    assert curve["per_seed"][1] == [None, 7.0, None, None]
+    # Fewer chunks than points: every chunk kept as it is.
+    short = results.compact_curve(steps[:3], returns[:3], points=100)
+    assert short["steps"] == [100, 200, 300] and short["per_seed"][0] == [0.0, 1.0, 2.0]
+
+
+def test_compare_resolves_a_gap_and_not_an_overlap() -> None:
+    results = _tool()
+    far = results.compare(_row("dpo", "e", [10.0, 11.0, 12.0, 13.0]),
+                          _row("ppo", "e", [1.0, 2.0, 3.0, 4.0]))
+    assert far["verdict"] == "higher" and far["diff"] == 9.0 and far["ci95"][0] > 0
+    assert results.compare(_row("ppo", "e", [1.0, 2.0, 3.0, 4.0]),
+                           _row("dpo", "e", [10.0, 11.0, 12.0, 13.0]))["verdict"] == "lower"
+    mixed = results.compare(_row("dpo", "e", [1.0, 9.0, 2.0, 8.0]),
+                            _row("ppo", "e", [3.0, 7.0, 4.0, 6.0]))
+    assert mixed["verdict"] == "not resolved" and mixed["ci95"][0] < 0 < mixed["ci95"][1]
+
+
+def test_comparison_section_states_the_claim_per_task(tmp_path, monkeypatch) -> None:
+    results = _tool()
+    monkeypatch.setattr(results, "DOC", tmp_path / "results.md")
+    rows = [_row("ppo", "gymnax/A", [1.0, 2.0, 3.0, 4.0]),
+            _row("dpo", "gymnax/A", [10.0, 11.0, 12.0, 13.0]),
+            _row("ppo", "gymnax/B", [10.0, 11.0, 12.0, 13.0]),
+            _row("dpo", "gymnax/B", [1.0, 2.0, 3.0, 4.0]),
+            _row("ppo", "gymnax/C", [1.0, 2.0, 3.0, 4.0])]  # no DPO row: not compared
+    for r in rows:
+        v = np.array(r["greedy"]["per_seed"])
+        r["greedy"].update(iqm=float(np.mean(v[1:3])), ci95=[float(v.min()), float(v.max())])
+    text = "\n".join(results.comparison_lines("minatar", rows))
+    assert "| gymnax/A |" in text and "| gymnax/B |" in text and "gymnax/C" not in text
+    assert "higher on 1, lower on 1 and not resolved from PPO on 0" in text
+    assert "does not hold here on B" in text
+    assert (tmp_path / "figures" / "results-minatar-dpo-vs-ppo.png").is_file()
