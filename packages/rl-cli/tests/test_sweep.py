@@ -111,6 +111,49 @@ def test_sweep_cli_writes_ranking_csv_and_tagged_runs(tmp_path: Path, capsys) ->
     assert {"episode_return", "hparam/final_return"} <= set(acc.Tags()["scalars"])
 
 
+
+def test_win_rates_reach_the_ranking_csv_and_table(tmp_path: Path) -> None:
+    """Where the environment reports wins (SMAX), the sweep's outcome per member goes to
+    sweep.csv and, as each point's mean over its seeds with an undecided seed left out, to the
+    ranking and its table: from a sweep result whose members' metrics are set by hand."""
+    from rich.console import Console
+
+    from rl_cli.reporting import ranking_table
+    from rl_cli.stats import final_win_rates
+    from rl_cli.sweep import SweepResult, point_outcomes
+    from rl_cli.sweep_points import Member, RankRow
+    from rl_cli.sweep_runner import write_csv
+
+    # 2 points x 2 seeds, 3 updates: episodes ended and battles won per update.
+    count = np.array([[2, 2, 4], [1, 1, 4], [0, 3, 2], [5, 0, 0]], np.float32)
+    won = np.array([[0, 1, 3], [0, 1, 1], [0, 3, 2], [5, 0, 0]], np.float32)
+    metrics = {"episode_count": count, "episode_won_sum": won,
+               "episode_return_sum": count * 2.0}
+    outcomes = final_win_rates(metrics)
+    members = [Member(i, i // 2, i % 2, f"p{i // 2:03d}-seed{i % 2}") for i in range(4)]
+    ranking = [RankRow(1, 1, {"lr": 1e-3}, 2.0, 0.0, 2), RankRow(2, 0, {"lr": 1e-4}, 2.0, 0.0, 2)]
+    result = SweepResult([{"lr": 1e-4}, {"lr": 1e-3}], ["lr"], members, np.full(4, 2.0),
+                         ranking, metrics, None, 1.0, 1.0, 96, outcomes)
+    rates = outcomes["final_win_rate_per_member"]
+    assert rates[3] is None and None not in rates[:3]  # no battle ended in its final window
+    assert point_outcomes(result, 0) == {"final_win_rate_mean": pytest.approx(
+        (rates[0] + rates[1]) / 2)}
+    assert point_outcomes(result, 1) == {"final_win_rate_mean": pytest.approx(rates[2])}
+    write_csv(tmp_path / "sweep.csv", result)
+    rows = list(csv.DictReader((tmp_path / "sweep.csv").open()))
+    assert [r["final_win_rate"] for r in rows[3:]] == [""]
+    assert [float(r["final_win_rate"]) for r in rows[:3]] == pytest.approx(rates[:3])
+    summary = {"algo": "ippo", "env": "jaxmarl/SMAX_3m", "num_members": 4,
+               "steps_per_second": 1.0, "compile_seconds": 1.0,
+               "ranking": [{"final_win_rate_mean": point_outcomes(result, r.point)[
+                   "final_win_rate_mean"]} for r in ranking]}
+    console = Console(width=80, record=True)
+    console.print(ranking_table(result, summary))
+    text = console.export_text()
+    assert "win rate" in text
+    assert f"{summary['ranking'][0]['final_win_rate_mean']:.1%}" in text
+
+
 BAD_SWEEPS = [
     (["--grid", "num_envs=4,8"], "static field"),
     (["--grid", "ent_coeff=0,0.01"], "Did you mean ent_coef"),

@@ -281,7 +281,8 @@ class SweepLogger(_Logger):
 
 
 def ranking_table(result: Any, summary: dict[str, Any]) -> Table:
-    """Points ranked by mean final return, with the 95% CI over their seeds."""
+    """Points ranked by mean final return, with the 95% CI over their seeds, and the points'
+    mean win rate or score where the environment reports them (`sweep.point_outcomes`)."""
     t = Table(title=f"sweep of {summary['algo']} on {summary['env']}: points ranked by mean "
                     f"final return", show_lines=False)
     t.add_column("rank", justify="right")
@@ -289,11 +290,17 @@ def ranking_table(result: Any, summary: dict[str, Any]) -> Table:
     for k in result.swept:
         t.add_column(k, justify="right")
     t.add_column("final return (mean ± 95% CI)", justify="right")
+    outcomes = {"final_win_rate_mean": ("win rate", "{:.1%}"),
+                "final_score_pct_mean": ("score %", "{:.2f}")}
+    shown = [k for k in outcomes if summary["ranking"] and k in summary["ranking"][0]]
+    for k in shown:
+        t.add_column(outcomes[k][0], justify="right")
     t.add_column("seeds", justify="right")
-    for r in result.ranking:
+    for r, entry in zip(result.ranking, summary["ranking"], strict=True):
         value = f"{r.mean:.2f} ± {r.ci95:.2f}" if math.isfinite(r.mean) else "no episode ended"
         t.add_row(str(r.rank), str(r.point), *(f"{r.hparams[k]:.4g}" for k in result.swept),
-                  value, str(r.num_seeds))
+                  value, *("–" if entry[k] is None else outcomes[k][1].format(entry[k])
+                           for k in shown), str(r.num_seeds))
     t.caption = (f"{summary['num_members']} members · {summary['steps_per_second']:,.0f} "
                  f"steps/s · compiled once in {summary['compile_seconds']:.2f} s")
     return t

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rl_cli.errors import UserError
-from rl_cli.stats import final_returns
+from rl_cli.stats import final_achievements, final_returns, final_win_rates
 from rl_cli.sweep_points import (
     Member,
     RankRow,
@@ -48,6 +48,34 @@ class SweepResult(NamedTuple):
     compile_seconds: float
     run_seconds: float
     steps_per_member: int
+    # Where the environment reports them (`rl_cli.stats.final_win_rates`, `final_achievements`):
+    # per member the final win rate (SMAX) or score as % of the maximum and per-achievement
+    # success rates (Craftax), as `rl run`'s summary has them; empty for other environments.
+    outcomes: dict[str, Any] = {}
+
+
+# The per-member outcomes beside the return that a sweep reports where the environment has
+# them: the summary key of `SweepResult.outcomes` and its column name in sweep.csv.
+OUTCOMES = {"final_win_rate_per_member": "final_win_rate",
+            "final_score_pct_per_member": "final_score_pct"}
+
+
+def point_outcomes(result: SweepResult, point: int) -> dict[str, float | None]:
+    """The mean over a point's seeds of each per-member outcome (win rate, score %), the
+    seeds without a finished episode left out; {} for an environment without them."""
+    out: dict[str, float | None] = {}
+    for key, name in OUTCOMES.items():
+        if key in result.outcomes:
+            vals = np.array([nan_if_none(result.outcomes[key][m.position]) for m in result.members
+                             if m.point == point], np.float64)
+            vals = vals[np.isfinite(vals)]
+            out[f"{name}_mean"] = float(vals.mean()) if vals.size else None
+    return out
+
+
+def nan_if_none(x: float | None) -> float:
+    return math.nan if x is None else float(x)
+
 
 
 # --------------------------------------------------------------------------- planning and running
@@ -175,6 +203,8 @@ def sweep_result(plan: SweepPlan, result: Any, compile_seconds: float,
         rank_points(points, plan.swept, plan.members, finals),
         result.metrics, result.state, compile_seconds, run_seconds,
         algo.num_updates * algo.steps_per_update,
+        {**final_win_rates(result.metrics), **final_achievements(result.metrics,
+                                                                  plan.prepared.env)},
     )
 
 

@@ -11,7 +11,16 @@ from typing import Any
 
 from rl_cli.errors import UserError
 from rl_cli.stats import finite_or_none
-from rl_cli.sweep import SweepRequest, SweepResult, member_inputs, plan_sweep, sweep_result
+from rl_cli.sweep import (
+    OUTCOMES,
+    SweepRequest,
+    SweepResult,
+    member_inputs,
+    nan_if_none,
+    plan_sweep,
+    point_outcomes,
+    sweep_result,
+)
 from rl_cli.sweep_points import (
     Sample,
 )
@@ -20,18 +29,23 @@ from rl_core import FINAL_RETURN_DEFINITION
 
 
 def write_csv(path: Path, result: SweepResult) -> None:
-    """One row per member: its point, seed, every hyperparameter, final return, and its point's
-    mean and CI (so a spreadsheet can sort by either)."""
+    """One row per member: its point, seed, every hyperparameter, final return (and win rate or
+    score where the environment reports them), and its point's mean and CI (so a spreadsheet
+    can sort by either)."""
     by_point = {r.point: r for r in result.ranking}
     names = list(result.points[0]) if result.points else []
+    extra = [k for k in OUTCOMES if k in result.outcomes]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["member", "point", "seed", *names, "final_return", "point_rank",
-                    "point_mean_final_return", "point_ci95"])
+        w.writerow(["member", "point", "seed", *names, "final_return",
+                    *(OUTCOMES[k] for k in extra), "point_rank", "point_mean_final_return",
+                    "point_ci95"])
         for m in result.members:
             r = by_point[m.point]
             w.writerow([m.name, m.point, m.seed, *(repr(result.points[m.point][k]) for k in names),
-                        _num(result.final_returns[m.position]), r.rank, _num(r.mean), _num(r.ci95)])
+                        _num(result.final_returns[m.position]),
+                        *(_num(nan_if_none(result.outcomes[k][m.position])) for k in extra),
+                        r.rank, _num(r.mean), _num(r.ci95)])
 
 
 def _num(x: float) -> str:
@@ -150,8 +164,10 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
             "ranking": [{"rank": r.rank, "point": r.point, "hparams": r.hparams,
                          "final_return_mean": finite_or_none(r.mean),
                          "final_return_ci95": finite_or_none(r.ci95),
-                         "num_seeds": r.num_seeds} for r in result.ranking],
+                         "num_seeds": r.num_seeds, **point_outcomes(result, r.point)}
+                        for r in result.ranking],
             "final_return_definition": FINAL_RETURN_DEFINITION,
+            **result.outcomes,
             "total_timesteps": total_steps,
             "compile_seconds": result.compile_seconds,
             "run_seconds": result.run_seconds,
