@@ -68,3 +68,15 @@ def test_comparison_section_states_the_claim_per_task(tmp_path, monkeypatch) -> 
     assert "higher on 1, lower on 1 and not resolved from PPO on 0" in text
     assert "does not hold here on B" in text
     assert (tmp_path / "figures" / "results-minatar-dpo-vs-ppo.png").is_file()
+
+
+def test_curves_figure_draws_each_task_with_its_algorithms(tmp_path, monkeypatch) -> None:
+    results = _tool()
+    monkeypatch.setattr(results, "DOC", tmp_path / "results.md")
+    curve = results.compact_curve(np.arange(1.0, 41.0) * 1000,
+                                  np.stack([np.linspace(0, 10, 40), np.linspace(0, 12, 40)], 1),
+                                  points=10)
+    rows = [{"algo": a, "env": e, "curve": curve} for a in ("ppo", "dpo")
+            for e in ("gymnax/A", "gymnax/B")]
+    out = results.write_curves_figure("minatar", rows)
+    assert out == tmp_path / "figures" / "results-minatar-curves.png" and out.stat().st_size

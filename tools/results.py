@@ -226,18 +226,36 @@ def figure_path(suite: str) -> Path:
     return DOC.parent / "figures" / f"results-{suite}.png"
 
 
-def write_figure(suite: str, rows: dict[str, Any]) -> Path:
-    """One panel per row: each seed's greedy evaluation (dots) and training return (crosses),
-    the IQM of each as a line, its bootstrap interval as a band."""
+def _panels(n: int, width: float, height: float) -> tuple[Any, Any, int]:
+    """A figure of `n` panels, at most 4 a row (the unused ones hidden): `(fig, axes, cols)`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    n = len(rows["rows"])
     cols = min(n, 4)
     nrows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 2.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(width * cols, height * nrows), squeeze=False)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    return fig, axes, cols
+
+
+def _save(fig: Any, title: str, out: Path, fontsize: int = 9) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title, fontsize=fontsize)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def write_figure(suite: str, rows: dict[str, Any]) -> Path:
+    """One panel per row: each seed's greedy evaluation (dots) and training return (crosses),
+    the IQM of each as a line, its bootstrap interval as a band."""
+    fig, axes, cols = _panels(len(rows["rows"]), 3.2, 2.6)
     for ax, r in zip(axes.flat, rows["rows"], strict=False):
         for x, key, marker in ((0, "greedy", "o"), (1, "training", "x")):
             d = r[key]
@@ -252,16 +270,8 @@ def write_figure(suite: str, rows: dict[str, Any]) -> Path:
         ax.set_title(f"{r['algo']} · {r['env'].split('/')[-1]}", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3, axis="y")
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    fig.suptitle(f"{suite}: per-seed returns,{' ' if cols > 2 else chr(10)}IQM (line) and 95% "
-                 "bootstrap CI (band)", fontsize=9)
-    fig.tight_layout()
-    out = figure_path(suite)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
+    return _save(fig, f"{suite}: per-seed returns,{' ' if cols > 2 else chr(10)}IQM (line) and "
+                 "95% bootstrap CI (band)", figure_path(suite))
 
 
 def curves_figure_path(suite: str) -> Path:
@@ -271,17 +281,10 @@ def curves_figure_path(suite: str) -> Path:
 def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
     """One panel per task, one line per algorithm: the mean over seeds of the training return
     along the run (`compact_curve`) with its 95% Student-t band over seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from rl_cli.stats import mean_ci95
 
     envs = list(dict.fromkeys(r["env"] for r in rows))
-    cols = min(len(envs), 4)
-    nrows = (len(envs) + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 2.8 * nrows), squeeze=False)
+    fig, axes, cols = _panels(len(envs), 3.4, 2.8)
     for ax, env in zip(axes.flat, envs, strict=False):
         for r in (r for r in rows if r["env"] == env):
             steps = np.asarray(r["curve"]["steps"], np.float64)
@@ -296,16 +299,8 @@ def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(envs):]:
-        ax.set_visible(False)
-    fig.suptitle(f"{suite}: training return, mean over seeds{' ' if cols > 2 else chr(10)}"
-                 "with its 95% t interval (band)", fontsize=9)
-    fig.tight_layout()
-    out = curves_figure_path(suite)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
+    return _save(fig, f"{suite}: training return, mean over seeds{' ' if cols > 2 else chr(10)}"
+                 "with its 95% t interval (band)", curves_figure_path(suite))
 
 
 def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> dict[str, Any]:
@@ -385,13 +380,8 @@ def comparison_figure(suite: str, c: Comparison, envs: list[str],
                       by: dict[tuple[str, str], dict[str, Any]]) -> Path:
     """Per task, each algorithm's greedy IQM with its 95% bootstrap interval (bar) and seeds
     (dots), side by side."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(envs), figsize=(2.4 * len(envs) + 0.6, 2.8), squeeze=False)
-    for ax, env in zip(axes.flat, envs, strict=True):
+    fig, axes, _ = _panels(len(envs), 2.4, 2.8)
+    for ax, env in zip(axes.flat, envs, strict=False):
         for x, algo in enumerate((c.baseline, c.algo)):
             g = by[algo, env]["greedy"]
             seeds = [v for v in g["per_seed"] if v is not None]
@@ -404,14 +394,9 @@ def comparison_figure(suite: str, c: Comparison, envs: list[str],
         ax.set_title(env.split("/")[-1], fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3, axis="y")
-    fig.suptitle(f"{suite}: {c.algo} against {c.baseline}, greedy return: seeds (dots), "
-                 "IQM and 95% bootstrap CI", fontsize=8)
-    fig.tight_layout()
-    out = DOC.parent / "figures" / f"results-{suite}-{c.algo}-vs-{c.baseline}.png"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
+    return _save(fig, f"{suite}: {c.algo} against {c.baseline}, greedy return: seeds (dots), "
+                 "IQM and 95% bootstrap CI", DOC.parent / "figures" /
+                 f"results-{suite}-{c.algo}-vs-{c.baseline}.png", fontsize=8)
 
 
 def write_doc(store: dict[str, Any]) -> None:
