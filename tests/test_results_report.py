@@ -47,6 +47,9 @@ def test_compare_resolves_a_gap_and_not_an_overlap() -> None:
     assert far["verdict"] == "higher" and far["diff"] == 9.0 and far["ci95"][0] > 0
     assert results.compare(_row("ppo", "e", [1.0, 2.0, 3.0, 4.0]),
                            _row("dpo", "e", [10.0, 11.0, 12.0, 13.0]))["verdict"] == "lower"
+    for few in ([5.0], []):  # one seed, or none, on a side: no interval, no verdict
+        d = results.compare(_row("dpo", "e", few), _row("ppo", "e", [1.0, 2.0]))
+        assert d["verdict"] == "too few seeds" and np.isnan(d["ci95"]).all()
     mixed = results.compare(_row("dpo", "e", [1.0, 9.0, 2.0, 8.0]),
                             _row("ppo", "e", [3.0, 7.0, 4.0, 6.0]))
     assert mixed["verdict"] == "not resolved" and mixed["ci95"][0] < 0 < mixed["ci95"][1]
@@ -65,9 +68,12 @@ def test_comparison_section_states_the_claim_per_task(tmp_path, monkeypatch) -> 
         r["greedy"].update(iqm=float(np.mean(v[1:3])), ci95=[float(v.min()), float(v.max())])
     text = "\n".join(results.comparison_lines("minatar", rows))
     assert "| gymnax/A |" in text and "| gymnax/B |" in text and "gymnax/C" not in text
-    assert "higher on 1, lower on 1 and not resolved from PPO on 0" in text
-    assert "does not hold here on B" in text
-    assert (tmp_path / "figures" / "results-minatar-dpo-vs-ppo.png").is_file()
+    assert "| higher | supported |" in text and "| lower | contradicted |" in text
+    assert "the claim is supported on A; contradicted on B (supported:" in text
+    figure = results.comparison_figure("minatar", results.COMPARISONS["minatar"][0],
+                                       ["gymnax/A", "gymnax/B"],
+                                       {(r["algo"], r["env"]): r for r in rows})
+    assert figure == tmp_path / "figures" / "results-minatar-dpo-vs-ppo.png" and figure.is_file()
 
 
 def test_curves_figure_draws_each_task_with_its_algorithms(tmp_path, monkeypatch) -> None:

@@ -72,9 +72,10 @@ MINATAR_REFERENCES: dict[tuple[str, str], str] = {
 }
 MINATAR_REFERENCES["pqn", "Asterix"] += (": the authors' PQN notebook shows a greedy return of "
                                          "about 71 at 1e7 (3 seeds)")
-for _game in MINATAR_GAMES:  # the budget cut, stated in the row itself
-    MINATAR_REFERENCES["pqn", _game] += ("; run here at 5e6 steps, half the paper's 1e7: what "
-                                         "this 2-core CPU holds for four seeds")
+MINATAR_REFERENCES.update({  # the budget cut, stated in the row itself
+    ("pqn", g): MINATAR_REFERENCES["pqn", g] + "; run here at 5e6 steps, half the paper's 1e7, "
+                                               "to fit four seeds on a 2-core CPU"
+    for g in MINATAR_GAMES})
 SUITES: dict[str, list[Task]] = {
     "classic": [
         Task("ppo", "gymnax/CartPole-v1", reference=PUREJAXRL),
@@ -131,7 +132,6 @@ SUITES: dict[str, list[Task]] = {
 }
 
 
-
 # Rows below their published reference, with the cause as measured (the run that shows it and
 # its command); rendered under the suite's table.
 BELOW_REFERENCE: dict[tuple[str, str, str], str] = {
@@ -142,10 +142,11 @@ BELOW_REFERENCE: dict[tuple[str, str, str], str] = {
         "gamma=0.999 --set hidden_sizes=256,256 --set anneal_lr=false --eval-episodes 10`, the "
         "same PPO ends at greedy 19.7 and 33.6 (seeds 0 and 1, 10 episodes) and training return "
         "10.0 and 13.0, where the `minatar` preset (PureJaxRL's setting: lr 5e-3 annealed, "
-        "γ 0.99, 64-64) ends at 6.4–7.5 greedy; 2,649 s of training for the two seeds",
+        "γ 0.99, 64-64) ends at 6.4–7.5 greedy",
     ("minatar", "dpo", "gymnax/Asterix-MinAtar"):
-        "DPO runs PPO's `minatar` preset, the PPO row's cause; DPO with gymnax-blines' settings "
-        "has not been run",
+        "not measured. DPO runs PPO's `minatar` preset, the PPO row's cause, but under it DPO "
+        "also ends below PPO (the comparison below), which the preset does not explain; DPO "
+        "with gymnax-blines' settings has not been run",
 }
 
 
@@ -199,14 +200,13 @@ def summarise(values: list[float | None]) -> dict[str, Any]:
 def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
     from rich.console import Console
 
+    from rl_cli.plots import load_curves
     from rl_cli.request import RunRequest
     from rl_cli.runner import execute
 
     req = RunRequest(algo=task.algo, env=task.env, num_seeds=seeds, total_timesteps=task.steps,
                      sets=dict(task.sets), env_kwargs=dict(task.env_kwargs), logdir=logdir,
                      progress=False, eval_episodes=task.eval_episodes, checkpoint_minutes=0.0)
-    from rl_cli.plots import load_curves
-
     t0 = time.perf_counter()
     summary = execute(req, console=Console(quiet=True))
     curves = load_curves(Path(summary["run_dir"]))
@@ -326,7 +326,8 @@ def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> dict[str, An
     """Row `a` against row `b` on their greedy per-seed returns: the difference of their IQMs
     with a 95% percentile-bootstrap interval (seeds of each row resampled independently,
     `scipy.stats.bootstrap` with two samples) and a verdict: `higher` or `lower` where the
-    interval excludes 0, `not resolved` where it holds 0. (The IQM is `rl_cli.stats.iqm`'s, as
+    interval excludes 0, `not resolved` where it holds 0, `too few seeds` where a row has fewer
+    than two finite ones (no interval then). (The IQM is `rl_cli.stats.iqm`'s, as
     `scipy.stats.trim_mean(v, 0.25)`, vectorised over the resamples.)"""
     from scipy import stats
 
@@ -334,8 +335,12 @@ def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> dict[str, An
 
     x, y = (np.array([v for v in r["greedy"]["per_seed"] if v is not None], np.float64)
             for r in (a, b))
+    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    if min(x.size, y.size) < 2:
+        diff = iqm(x) - iqm(y) if x.size and y.size else float("nan")
+        return {"diff": float(diff), "ci95": [float("nan")] * 2, "verdict": "too few seeds"}
     diff = iqm(x) - iqm(y)
-    if np.all(x == x[0]) and np.all(y == y[0]):
+    if np.all(x == x[0]) and np.all(y == y[0]):  # no spread to resample
         low = high = diff
     else:
         def statistic(u: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray:
@@ -349,50 +354,60 @@ def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> dict[str, An
     return {"diff": float(diff), "ci95": [low, high], "verdict": verdict}
 
 
+def compared_tasks(c: Comparison, rows: list[dict[str, Any]]
+                   ) -> tuple[list[str], dict[tuple[str, str], dict[str, Any]]]:
+    """The tasks (in row order) that have both of the comparison's rows, and the rows by
+    `(algo, env)`."""
+    by = {(r["algo"], r["env"]): r for r in rows}
+    envs = [e for e in dict.fromkeys(r["env"] for r in rows)
+            if (c.algo, e) in by and (c.baseline, e) in by]
+    return envs, by
+
+
+VERDICTS = {"higher": "supported", "lower": "contradicted", "not resolved": "not resolved",
+            "too few seeds": "not tested"}
+
+
 def comparison_lines(suite: str, rows: list[dict[str, Any]]) -> list[str]:
     """The suite's published comparisons (COMPARISONS) as a table per comparison, with a
-    generated sentence on whether the claim holds on the tasks that have both rows, and a
-    figure."""
+    generated sentence on how the claim fares on each task that has both rows (supported where
+    the difference's interval lies above 0, contradicted where it lies below, not resolved where
+    it holds 0), and a link to `comparison_figure`'s figure."""
     lines: list[str] = []
     for c in COMPARISONS.get(suite, []):
-        by = {(r["algo"], r["env"]): r for r in rows}
-        envs = [e for e in dict.fromkeys(r["env"] for r in rows)
-                if (c.algo, e) in by and (c.baseline, e) in by]
+        envs, by = compared_tasks(c, rows)
         lines += [f"### {c.algo.upper()} against {c.baseline.upper()}", "",
                   f"The claim: {c.claim}. Settings: {c.settings}.", ""]
         if not envs:
             lines += ["No task has both rows yet.", ""]
             continue
         lines += [f"| task | {c.baseline} greedy IQM [95% CI] | {c.algo} greedy IQM [95% CI] | "
-                  f"{c.algo} − {c.baseline} [95% CI] | {c.algo} is |",
-                  "| --- | --- | --- | --- | --- |"]
-        results = []
+                  f"{c.algo} − {c.baseline} [95% CI] | {c.algo} is | the claim |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        fate: dict[str, list[str]] = {v: [] for v in VERDICTS.values()}
         for env in envs:
             a, b = by[c.algo, env], by[c.baseline, env]
             d = compare(a, b)
-            results.append(d)
+            fate[VERDICTS[d["verdict"]]].append(env.split("/")[-1])
             lines.append(
                 f"| {env} | " + " | ".join(
                     f"{_num(r['greedy']['iqm'])} [{_num(r['greedy']['ci95'][0])}, "
                     f"{_num(r['greedy']['ci95'][1])}]" for r in (b, a))
                 + f" | {_num(d['diff'])} [{_num(d['ci95'][0])}, {_num(d['ci95'][1])}] | "
-                f"{d['verdict']} |")
+                f"{d['verdict']} | {VERDICTS[d['verdict']]} |")
         n = len(envs)
-        count = {v: sum(d["verdict"] == v for d in results)
-                 for v in ("higher", "lower", "not resolved")}
-        lower = [e.split("/")[-1] for e, d in zip(envs, results, strict=True)
-                 if d["verdict"] == "lower"]
-        lines += ["", (f"On the {n} task{'s' if n > 1 else ''} with both rows, {c.algo.upper()} is "
-                       f"higher on {count['higher']}, lower on {count['lower']} and not resolved "
-                       f"from {c.baseline.upper()} on {count['not resolved']} (the difference's "
-                       "95% interval excludes 0, or holds it). The claim "
-                       + ("holds here on every one of them." if not lower else
-                          f"does not hold here on {', '.join(lower)}, where the interval lies "
-                          f"below 0; it holds (the interval reaches 0 or above) on the other "
-                          f"{n - len(lower)}.")),
+        parts = [f"{v} on {', '.join(tasks)}" for v, tasks in fate.items() if tasks]
+        lines += ["", f"On the {n} task{'s' if n > 1 else ''} with both rows the claim is "
+                      + "; ".join(parts) + f" (supported: the 95% interval of {c.algo.upper()} − "
+                      f"{c.baseline.upper()} lies above 0; contradicted: below 0; not "
+                      "resolved: it holds 0, so these seeds do not decide it).",
                   "", f"![{c.algo} against {c.baseline}]"
-                      f"(figures/{comparison_figure(suite, c, envs, by).name})", ""]
+                      f"(figures/{comparison_figure_path(suite, c).name})", ""]
     return lines
+
+
+def comparison_figure_path(suite: str, c: Comparison) -> Path:
+    return DOC.parent / "figures" / f"results-{suite}-{c.algo}-vs-{c.baseline}.png"
 
 
 def comparison_figure(suite: str, c: Comparison, envs: list[str],
@@ -414,8 +429,7 @@ def comparison_figure(suite: str, c: Comparison, envs: list[str],
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3, axis="y")
     return _save(fig, f"{suite}: {c.algo} against {c.baseline}, greedy return: seeds (dots), "
-                 "IQM and 95% bootstrap CI", DOC.parent / "figures" /
-                 f"results-{suite}-{c.algo}-vs-{c.baseline}.png", fontsize=8)
+                 "IQM and 95% bootstrap CI", comparison_figure_path(suite, c), fontsize=8)
 
 
 def write_doc(store: dict[str, Any]) -> None:
@@ -481,10 +495,14 @@ def write_doc(store: dict[str, Any]) -> None:
         below = [(r, BELOW_REFERENCE[suite, r["algo"], r["env"]]) for r in rows["rows"]
                  if (suite, r["algo"], r["env"]) in BELOW_REFERENCE]
         if below:
-            lines += ["Rows below their reference, and the cause as measured:", ""]
+            lines += ["Rows below their reference, and their cause where it was measured:", ""]
             lines += [f"- {r['algo']} on {r['env']}: {cause}." for r, cause in below]
             lines += [""]
         lines += comparison_lines(suite, rows["rows"])
+        for c in COMPARISONS.get(suite, []):
+            envs, by = compared_tasks(c, rows["rows"])
+            if envs:
+                comparison_figure(suite, c, envs, by)
     DOC.write_text("\n".join(lines))
 
 

@@ -111,7 +111,6 @@ def test_sweep_cli_writes_ranking_csv_and_tagged_runs(tmp_path: Path, capsys) ->
     assert {"episode_return", "hparam/final_return"} <= set(acc.Tags()["scalars"])
 
 
-
 def test_win_rates_reach_the_ranking_csv_and_table(tmp_path: Path) -> None:
     """Where the environment reports wins (SMAX), the sweep's outcome per member goes to
     sweep.csv and, as each point's mean over its seeds with an undecided seed left out, to the
@@ -119,8 +118,7 @@ def test_win_rates_reach_the_ranking_csv_and_table(tmp_path: Path) -> None:
     from rich.console import Console
 
     from rl_cli.reporting import ranking_table
-    from rl_cli.stats import final_win_rates
-    from rl_cli.sweep import SweepResult, point_outcomes
+    from rl_cli.sweep import SweepResult, member_outcomes, point_outcomes
     from rl_cli.sweep_points import Member, RankRow
     from rl_cli.sweep_runner import write_csv
 
@@ -129,7 +127,8 @@ def test_win_rates_reach_the_ranking_csv_and_table(tmp_path: Path) -> None:
     won = np.array([[0, 1, 3], [0, 1, 1], [0, 3, 2], [5, 0, 0]], np.float32)
     metrics = {"episode_count": count, "episode_won_sum": won,
                "episode_return_sum": count * 2.0}
-    outcomes = final_win_rates(metrics)
+    outcomes = member_outcomes(metrics, env=None)
+    assert list(outcomes) == ["final_win_rate_per_member"]  # per member only, never pooled
     members = [Member(i, i // 2, i % 2, f"p{i // 2:03d}-seed{i % 2}") for i in range(4)]
     ranking = [RankRow(1, 1, {"lr": 1e-3}, 2.0, 0.0, 2), RankRow(2, 0, {"lr": 1e-4}, 2.0, 0.0, 2)]
     result = SweepResult([{"lr": 1e-4}, {"lr": 1e-3}], ["lr"], members, np.full(4, 2.0),

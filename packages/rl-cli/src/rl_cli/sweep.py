@@ -48,9 +48,10 @@ class SweepResult(NamedTuple):
     compile_seconds: float
     run_seconds: float
     steps_per_member: int
-    # Where the environment reports them (`rl_cli.stats.final_win_rates`, `final_achievements`):
-    # per member the final win rate (SMAX) or score as % of the maximum and per-achievement
-    # success rates (Craftax), as `rl run`'s summary has them; empty for other environments.
+    # Where the environment reports them: per member the final win rate (SMAX) or score as % of
+    # the maximum (Craftax), `{"final_win_rate_per_member": [M]}` or
+    # `{"final_score_pct_per_member": [M]}` (`rl_cli.stats`; None where no episode ended); empty
+    # for other environments. Only per member: members of different points are never pooled.
     outcomes: dict[str, Any] = {}
 
 
@@ -73,7 +74,16 @@ def point_outcomes(result: SweepResult, point: int) -> dict[str, float | None]:
     return out
 
 
+def member_outcomes(metrics: dict[str, np.ndarray], env: Any) -> dict[str, Any]:
+    """The per-member entries (`OUTCOMES`) of `rl run`'s win-rate and achievement summaries;
+    their pooled means and intervals, and the achievement rates averaged over every member, are
+    left out: in a sweep the members train with different hyperparameters."""
+    found = {**final_win_rates(metrics), **final_achievements(metrics, env)}
+    return {k: found[k] for k in OUTCOMES if k in found}
+
+
 def nan_if_none(x: float | None) -> float:
+    """A JSON-ready outcome (None where a member finished no episode) back as a float."""
     return math.nan if x is None else float(x)
 
 
@@ -203,8 +213,7 @@ def sweep_result(plan: SweepPlan, result: Any, compile_seconds: float,
         rank_points(points, plan.swept, plan.members, finals),
         result.metrics, result.state, compile_seconds, run_seconds,
         algo.num_updates * algo.steps_per_update,
-        {**final_win_rates(result.metrics), **final_achievements(result.metrics,
-                                                                  plan.prepared.env)},
+        member_outcomes(result.metrics, plan.prepared.env),
     )
 
 
