@@ -147,9 +147,10 @@ BELOW_REFERENCE: dict[tuple[str, str, str], str] = {
         "not measured. DPO runs PPO's `minatar` preset, the PPO row's cause, but under it DPO "
         "also ends below PPO (the comparison below), which the preset does not explain; DPO "
         "with gymnax-blines' settings has not been run",
-    ("minatar", "dpo", "gymnax/Freeway-MinAtar"):
-        "not measured. Under the same preset PPO reaches the reference (its row), and the two "
-        "rows differ only in the objective (DPO's drift in place of PPO's clipping)",
+    **{("minatar", "dpo", f"gymnax/{game}-MinAtar"):
+       "not measured. Under the same preset PPO does better (its row; the comparison below), and "
+       "the two rows differ only in the objective (DPO's drift in place of PPO's clipping)"
+       for game in ("Freeway", "SpaceInvaders")},
 }
 
 
