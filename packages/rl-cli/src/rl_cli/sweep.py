@@ -87,7 +87,6 @@ def nan_if_none(x: float | None) -> float:
     return math.nan if x is None else float(x)
 
 
-
 # --------------------------------------------------------------------------- planning and running
 
 
