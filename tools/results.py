@@ -175,7 +175,8 @@ COMPARISONS: dict[str, list[Comparison]] = {
                  "128 steps, 4 epochs × 8 minibatches, ReLU MLP 64-64, lr 5e-3 annealed), and "
                  "DPO adds only its drift (α 2, β 0.6). The paper's own MinAtar settings (by "
                  "report brax's PPO hyperparameters) were not checked: only its abstract and "
-                 "introduction were reachable. The same settings for both is what the "
+                 "introduction were reachable, and the authors' code "
+                 "(luchris429/discovered-policy-optimisation) holds only the brax runs. The same settings for both is what the "
                  "comparison needs, and this one is the setting our PPO reference "
                  "(gymnax/PureJaxRL) is measured in")],
 }
