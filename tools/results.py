@@ -176,9 +176,9 @@ COMPARISONS: dict[str, list[Comparison]] = {
                  "DPO adds only its drift (α 2, β 0.6). The paper's own MinAtar settings (by "
                  "report brax's PPO hyperparameters) were not checked: only its abstract and "
                  "introduction were reachable, and the authors' code "
-                 "(luchris429/discovered-policy-optimisation) holds only the brax runs. The same settings for both is what the "
-                 "comparison needs, and this one is the setting our PPO reference "
-                 "(gymnax/PureJaxRL) is measured in")],
+                 "(luchris429/discovered-policy-optimisation) holds only the brax runs. The "
+                 "same settings for both is what the comparison needs, and this one is the "
+                 "setting our PPO reference (gymnax/PureJaxRL) is measured in")],
 }
 
 
@@ -226,7 +226,23 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
         "compile_seconds": summary["compile_seconds"], "run_seconds": summary["run_seconds"],
         "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
         "curve": compact_curve(curves.steps, curves.returns),
+        **({"outcomes": outcomes} if (outcomes := {  # a board game: each seed's greedy shares
+            k: summary[f"greedy_eval_{k}_per_member"] for k in OUTCOMES
+            if f"greedy_eval_{k}_per_member" in summary}) else {}),
     }
+
+
+OUTCOMES = ("win_rate", "draw_rate", "loss_rate")
+
+
+def outcome_note(row: dict[str, Any]) -> str:
+    """A board game row's greedy games as won / drawn / lost % (the seeds' mean) and the worst
+    seed's losses, where the row has them (`run_task`), else ''."""
+    if "outcomes" not in row:
+        return ""
+    won, drawn, lost = (100 * np.mean(row["outcomes"][k]) for k in OUTCOMES)
+    return (f"; won / drawn / lost {won:.1f} / {drawn:.1f} / {lost:.1f}%, worst seed lost "
+            f"{100 * max(row['outcomes']['loss_rate']):.1f}%")
 
 
 def compact_curve(steps: np.ndarray, returns: np.ndarray, points: int = 100) -> dict[str, Any]:
@@ -491,8 +507,8 @@ def write_doc(store: dict[str, Any]) -> None:
             task = r["env"] + "".join(f" {k}={v}" for k, v in r["env_kwargs"].items())
             lines.append(
                 f"| {r['algo']} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
-                f"{_stat(g, dp)} ({r['eval_episodes']} ep.) | {_num(g['min'], dp)} | "
-                f"{_stat(t, dp)} | "
+                f"{_stat(g, dp)} ({r['eval_episodes']} ep.{outcome_note(r)}) | "
+                f"{_num(g['min'], dp)} | {_stat(t, dp)} | "
                 f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | "
                 f"{reference(suite, r)} | "
                 f"{_commit_cell(r, meta)} |")
