@@ -86,3 +86,19 @@ def test_curves_figure_draws_each_task_with_its_algorithms(tmp_path, monkeypatch
             for e in ("gymnax/A", "gymnax/B")]
     out = results.write_curves_figure("minatar", rows)
     assert out == tmp_path / "figures" / "results-minatar-curves.png" and out.stat().st_size
+
+
+def test_small_rows_print_two_decimals_and_board_games_their_losses() -> None:
+    """A row whose figures are all below 10 in size (a board game's +1/0/-1 return) prints two
+    decimals, so its IQM sits inside its printed interval; a board game's row states its
+    games won, drawn and lost and the worst seed's losses (what "never loses" is read from)."""
+    results = _tool()
+    small = {"iqm": 0.945, "ci95": [0.94, 0.96]}
+    assert results._digits(small) == 2
+    assert results._stat(small, results._digits(small)) == "0.94 [0.94, 0.96]"
+    assert results._digits(small, {"iqm": 500.0, "ci95": [500.0, 500.0]}) == 1
+    row = {"outcomes": {"win_rate": [0.95, 0.9], "draw_rate": [0.05, 0.08],
+                        "loss_rate": [0.0, 0.02]}}
+    assert results.outcome_note(row) == ("; won / drawn / lost 92.5 / 6.5 / 1.0%, worst seed "
+                                         "lost 2.0%")
+    assert results.outcome_note({}) == ""

@@ -175,9 +175,10 @@ COMPARISONS: dict[str, list[Comparison]] = {
                  "128 steps, 4 epochs × 8 minibatches, ReLU MLP 64-64, lr 5e-3 annealed), and "
                  "DPO adds only its drift (α 2, β 0.6). The paper's own MinAtar settings (by "
                  "report brax's PPO hyperparameters) were not checked: only its abstract and "
-                 "introduction were reachable. The same settings for both is what the "
-                 "comparison needs, and this one is the setting our PPO reference "
-                 "(gymnax/PureJaxRL) is measured in")],
+                 "introduction were reachable, and the authors' code "
+                 "(luchris429/discovered-policy-optimisation) holds only the brax runs. The "
+                 "same settings for both is what the comparison needs, and this one is the "
+                 "setting our PPO reference (gymnax/PureJaxRL) is measured in")],
 }
 
 
@@ -225,7 +226,23 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
         "compile_seconds": summary["compile_seconds"], "run_seconds": summary["run_seconds"],
         "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
         "curve": compact_curve(curves.steps, curves.returns),
+        **({"outcomes": outcomes} if (outcomes := {  # a board game: each seed's greedy shares
+            k: summary[f"greedy_eval_{k}_per_member"] for k in OUTCOMES
+            if f"greedy_eval_{k}_per_member" in summary}) else {}),
     }
+
+
+OUTCOMES = ("win_rate", "draw_rate", "loss_rate")
+
+
+def outcome_note(row: dict[str, Any]) -> str:
+    """A board game row's greedy games as won / drawn / lost % (the seeds' mean) and the worst
+    seed's losses, where the row has them (`run_task`), else ''."""
+    if "outcomes" not in row:
+        return ""
+    won, drawn, lost = (100 * np.mean(row["outcomes"][k]) for k in OUTCOMES)
+    return (f"; won / drawn / lost {won:.1f} / {drawn:.1f} / {lost:.1f}%, worst seed lost "
+            f"{100 * max(row['outcomes']['loss_rate']):.1f}%")
 
 
 def compact_curve(steps: np.ndarray, returns: np.ndarray, points: int = 100) -> dict[str, Any]:
@@ -245,6 +262,19 @@ def compact_curve(steps: np.ndarray, returns: np.ndarray, points: int = 100) -> 
 
 def _num(x: float | None, digits: int = 1) -> str:
     return "–" if x is None or not np.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def _digits(*stats: dict[str, Any]) -> int:
+    """Decimals for a row's figures: two where every IQM and bound is below 10 in size (returns
+    such as a board game's +1/0/-1 or MemoryChain's 1.0), else one."""
+    values = [v for s in stats for v in (s["iqm"], *s["ci95"]) if v is not None]
+    return 2 if all(abs(v) < 10 for v in values if np.isfinite(v)) else 1
+
+
+def _stat(s: dict[str, Any], digits: int) -> str:
+    """`IQM [low, high]` of one `summarise`d statistic."""
+    return (f"{_num(s['iqm'], digits)} [{_num(s['ci95'][0], digits)}, "
+            f"{_num(s['ci95'][1], digits)}]")
 
 
 def figure_path(suite: str) -> Path:
@@ -395,12 +425,11 @@ def comparison_lines(suite: str, rows: list[dict[str, Any]]) -> list[str]:
             a, b = by[c.algo, env], by[c.baseline, env]
             d = compare(a, b)
             fate[VERDICTS[d["verdict"]]].append(env.split("/")[-1])
+            dp = _digits(a["greedy"], b["greedy"])
             lines.append(
-                f"| {env} | " + " | ".join(
-                    f"{_num(r['greedy']['iqm'])} [{_num(r['greedy']['ci95'][0])}, "
-                    f"{_num(r['greedy']['ci95'][1])}]" for r in (b, a))
-                + f" | {_num(d['diff'])} [{_num(d['ci95'][0])}, {_num(d['ci95'][1])}] | "
-                f"{d['verdict']} | {VERDICTS[d['verdict']]} |")
+                f"| {env} | " + " | ".join(_stat(r["greedy"], dp) for r in (b, a))
+                + f" | {_num(d['diff'], dp)} [{_num(d['ci95'][0], dp)}, {_num(d['ci95'][1], dp)}]"
+                f" | {d['verdict']} | {VERDICTS[d['verdict']]} |")
         n = len(envs)
         parts = [f"{v} on {', '.join(tasks)}" for v, tasks in fate.items() if tasks]
         lines += ["", f"On the {n} task{'s' if n > 1 else ''} with both rows the claim is "
@@ -474,12 +503,12 @@ def write_doc(store: dict[str, Any]) -> None:
         write_figure(suite, rows)
         for r in rows["rows"]:
             g, t = r["greedy"], r["training"]
+            dp = _digits(g, t)
             task = r["env"] + "".join(f" {k}={v}" for k, v in r["env_kwargs"].items())
             lines.append(
                 f"| {r['algo']} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
-                f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] "
-                f"({r['eval_episodes']} ep.) | {_num(g['min'])} | "
-                f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] | "
+                f"{_stat(g, dp)} ({r['eval_episodes']} ep.{outcome_note(r)}) | "
+                f"{_num(g['min'], dp)} | {_stat(t, dp)} | "
                 f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | "
                 f"{reference(suite, r)} | "
                 f"{_commit_cell(r, meta)} |")
@@ -538,11 +567,9 @@ def quote(suite: str, rows: dict[str, Any]) -> list[str]:
              "| --- | --- | ---: | ---: | --- | ---: | --- | --- | --- |"]
     for r in rows["rows"]:
         g, t = r["greedy"], r["training"]
+        dp = _digits(g, t)
         lines.append(f"| {r['algo']} | {r['env']} | {r['steps_per_seed']:,} | "
-                     f"{r['seeds']} | "
-                     f"{_num(g['iqm'])} [{_num(g['ci95'][0])}, {_num(g['ci95'][1])}] | "
-                     f"{_num(g['min'])} | "
-                     f"{_num(t['iqm'])} [{_num(t['ci95'][0])}, {_num(t['ci95'][1])}] | "
+                     f"{r['seeds']} | {_stat(g, dp)} | {_num(g['min'], dp)} | {_stat(t, dp)} | "
                      f"{_commit_cell(r, meta)} |")
     return lines
 
@@ -605,8 +632,9 @@ def main() -> None:
         for task in tasks:
             print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
             row = run_task(task, args.seeds, Path(logdir))
-            print(f"  greedy IQM {_num(row['greedy']['iqm'])} {row['greedy']['ci95']}, "
-                  f"worst {_num(row['greedy']['min'])}; {row['wall_seconds']:.0f} s",
+            dp = _digits(row["greedy"])
+            print(f"  greedy IQM {_stat(row['greedy'], dp)}, "
+                  f"worst {_num(row['greedy']['min'], dp)}; {row['wall_seconds']:.0f} s",
                   file=sys.stderr, flush=True)
             rows.append(row)
     if only:  # replace those rows in place; each records the commit and date it was run at

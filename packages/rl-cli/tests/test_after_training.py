@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import rl_algos
 import rl_envs
@@ -56,3 +57,23 @@ def test_nothing_to_prepare_starts_no_thread() -> None:
     after.start()
     after.join()
     assert after.play is None and not after._thread.is_alive()
+
+
+def test_a_board_game_reports_wins_draws_and_losses_and_cartpole_none() -> None:
+    """Against a built-in opponent the summary carries each member's greedy win, draw and loss
+    shares, which add up to 1 (every tic-tac-toe game ends) and give the mean return (+1 a win,
+    -1 a loss); a single-player task gets none of them."""
+    spec = rl_algos.get("pqn")
+    env = rl_envs.make("pgx/tic_tac_toe")
+    algo = spec.make_algorithm(env, spec.config_cls(total_timesteps=4096))
+    keys = member_keys([0, 1])
+    hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (2, *x.shape)),
+                      hparams_as_arrays(spec.hparams_cls()))
+    agents = final_agents(algo, jax.jit(jax.vmap(algo.init))(keys, hp))
+    out = final_evaluation(env, algo.policy, agents, 20, 3)
+    win, draw, loss = (np.array(out[f"greedy_eval_{k}_rate_per_member"])
+                       for k in ("win", "draw", "loss"))
+    np.testing.assert_allclose(win + draw + loss, 1.0)
+    np.testing.assert_allclose(win - loss, out["greedy_eval_return_per_member"], atol=1e-6)
+    cartpole, c_algo, _, _, c_agents = _setup(2)
+    assert not any("rate" in k for k in final_evaluation(cartpole, c_algo.policy, c_agents, 2, 3))

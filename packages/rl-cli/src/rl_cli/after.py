@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from rl_cli.request import RunRequest
-from rl_cli.stats import mean_ci95
+from rl_cli.stats import game_outcome_rates, mean_ci95
 
 
 def final_agents(algo: Any, carry: Any) -> Any:
@@ -75,7 +75,18 @@ def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
         "greedy_eval_seconds": played.compile_seconds + played.run_seconds,
         **({} if played.won is None else  # a game with a winner: the share of episodes won
            {"greedy_eval_win_rate_per_member": [float(w) for w in played.won.mean(axis=1)]}),
+        **game_outcomes(env, played.returns),
     }
+
+
+def game_outcomes(env: Any, returns: np.ndarray) -> dict[str, list[float]]:
+    """On a two-player game against a built-in opponent (pgx: `env.num_players` 2, the return's
+    sign the outcome), each member's share of the greedy episodes won, drawn and lost, so that
+    a claim such as "never loses" can be read off summary.json; {} for any other environment."""
+    if getattr(env, "num_players", 1) < 2:
+        return {}
+    return {f"greedy_eval_{k}_per_member": [float(v) for v in rates]
+            for k, rates in game_outcome_rates(returns).items()}
 
 
 class AfterTraining:

@@ -27,7 +27,7 @@ import numpy as np
 from rl_cli.errors import UserError
 from rl_cli.play import play_episodes
 from rl_cli.rundir import check_not_training, read_run_config
-from rl_cli.stats import finite_or_none, mean_ci95, wilson_ci95
+from rl_cli.stats import finite_or_none, game_outcome_rates, mean_ci95, wilson_ci95
 
 MAX_EPISODES = 1_000_000  # episodes per member: all members' episodes are held in memory at once
 
@@ -94,13 +94,8 @@ class EvalResult(NamedTuple):
         return mean_ci95(self.member_means)
 
     def outcome_rates(self) -> dict[str, np.ndarray]:
-        """Per member: the share of episodes won (return > 0), drawn (= 0) and lost (< 0): the
-        outcome of a pgx game (+1 win, -1 loss, 0 draw). Unfinished episodes count as none."""
-        n = self.returns.shape[1]
-        with np.errstate(invalid="ignore"):
-            return {k: np.sum(f(self.returns), axis=1) / n for k, f in (
-                ("win_rate", lambda r: r > 0), ("draw_rate", lambda r: r == 0),
-                ("loss_rate", lambda r: r < 0))}
+        """Per member: the share of episodes won, drawn and lost (`game_outcome_rates`)."""
+        return game_outcome_rates(self.returns)
 
     def as_dict(self) -> dict[str, Any]:
         mean, ci = self.overall

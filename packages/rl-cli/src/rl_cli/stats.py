@@ -12,7 +12,8 @@ import numpy as np
 # SciPy and rl_core (hence JAX) are imported where used: `rl --help` imports this module.
 
 __all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_achievements", "final_returns",
-           "final_win_rates", "finite_or_none", "iqm", "mean_ci95", "wilson_ci95"]
+           "final_win_rates", "finite_or_none", "game_outcome_rates", "iqm", "mean_ci95",
+           "wilson_ci95"]
 
 
 def finite_or_none(x: object) -> float | None:
@@ -27,6 +28,17 @@ def final_returns(return_sum: np.ndarray, count: np.ndarray) -> np.ndarray:
     from rl_core import final_return
 
     return np.asarray(final_return(np.asarray(return_sum), np.asarray(count)))
+
+
+def game_outcome_rates(returns: np.ndarray) -> dict[str, np.ndarray]:
+    """Per member, the share of a two-player game's episodes won (return > 0), drawn (= 0) and
+    lost (< 0), the sign being the outcome of a pgx game (+1 a win, -1 a loss, 0 a draw):
+    `returns [M, N]` -> `{"win_rate", "draw_rate", "loss_rate"}` each `[M]`, over all N
+    episodes (an unfinished one, NaN, counts as none of the three)."""
+    returns = np.asarray(returns, np.float64)
+    with np.errstate(invalid="ignore"):
+        return {k: np.sum(f(returns, 0.0), axis=1) / returns.shape[1] for k, f in (
+            ("win_rate", np.greater), ("draw_rate", np.equal), ("loss_rate", np.less))}
 
 
 def final_win_rates(metrics: dict[str, np.ndarray]) -> dict[str, object]:
