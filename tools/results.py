@@ -154,8 +154,8 @@ BELOW_REFERENCE: dict[tuple[str, str, str], str] = {
     ("pgx", "pqn", "pgx/tic_tac_toe"):
         "not measured. The reference is optimal play; this agent learns only against a random "
         "player, which rarely punishes a weak move, at 1e6 steps, and loses a few of its greedy "
-        "games to it (the row's losses). AlphaZero, which searches, loses none of 200 games "
-        "against mcts:256 (docs/algorithms.md, its learning gate)",
+        "games to it (the row's losses). AlphaZero, which searches, lost none of 200 games "
+        "against mcts:256 in its learning gate's run on this machine (docs/algorithms.md)",
 }
 
 
