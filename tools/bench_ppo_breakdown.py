@@ -78,7 +78,7 @@ def plain_sgd(config, kind="adam", steps_per_update=None):
     return lambda hp: optax.sgd(1e-9)
 
 
-def no_shuffle(key, batch, m, permute=None):
+def no_shuffle(key, batch, m):
     """`shuffled_minibatches` without the permutation: the batch cut in order."""
     return jax.tree.map(lambda x: x.reshape(m, x.shape[0] // m, *x.shape[1:]), batch)
 

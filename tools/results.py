@@ -151,6 +151,11 @@ BELOW_REFERENCE: dict[tuple[str, str, str], str] = {
        "not measured. Under the same preset PPO does better (its row; the comparison below), and "
        "the two rows differ only in the objective (DPO's drift in place of PPO's clipping)"
        for game in ("Freeway", "SpaceInvaders")},
+    ("pgx", "pqn", "pgx/tic_tac_toe"):
+        "not measured. The reference is optimal play; this agent learns only against a random "
+        "player, which rarely punishes a weak move, at 1e6 steps, and loses a few of its greedy "
+        "games to it (the row's losses). AlphaZero, which searches, lost none of 200 games "
+        "against mcts:256 in its learning gate's run on this machine (docs/algorithms.md)",
 }
 
 

@@ -1,10 +1,8 @@
 """`PPOConfig.fast_update`: each piece computes what the default update computes (up to float
-rounding, except the shuffle's stream), on every kind of action and with an image torso, and PPO
+rounding), on every kind of action and with an image torso, and PPO
 with it trains on the smoke tasks."""
 
 from __future__ import annotations
-
-import math
 
 import equinox as eqx
 import jax
@@ -27,7 +25,6 @@ from rl_algos.common.networks import (
     policy_batch_major,
     value_batch_major,
 )
-from rl_algos.common.shuffle import ONE_SORT_MAX, one_sort_permutation, permutation
 from rl_algos.ppo import PPOConfig, PPOHParams, make_train
 
 KEY = jax.random.PRNGKey(7)
@@ -121,25 +118,6 @@ def test_rollout_actor_and_batched_critic_equal_the_model(dist) -> None:
                                rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("n", [2, 3, 7, 128, 512, ONE_SORT_MAX])
-def test_one_sort_permutation_is_a_permutation_and_shuffles(n) -> None:
-    perms = jax.vmap(lambda k: one_sort_permutation(k, n))(jax.random.split(KEY, 64))
-    np.testing.assert_array_equal(np.sort(np.asarray(perms), axis=1),
-                                  np.broadcast_to(np.arange(n), (64, n)))
-    assert perms.dtype == jnp.int32
-    # Every order of a small n among 64 draws; many different ones of a large n.
-    assert len({tuple(p) for p in np.asarray(perms)}) >= min(math.factorial(n), 33)
-    # Each index lands in the first half about half the time (uniform up to rare ties).
-    if n >= 128:
-        share = np.mean(np.asarray(perms)[:, : n // 2] < n // 2)
-        assert 0.45 < share < 0.55, share
-
-
-def test_one_sort_permutation_falls_back_above_its_limit() -> None:
-    n = ONE_SORT_MAX + 1
-    np.testing.assert_array_equal(one_sort_permutation(KEY, n), permutation(KEY, n))
-
-
 def _train(env_id, config, seed=0):
     env = rl_envs.make(env_id)
     return jax.jit(make_train(env, config))(jax.random.PRNGKey(seed),
@@ -150,20 +128,23 @@ def _train(env_id, config, seed=0):
     ("gymnax/Pendulum-v1", dict(normalize_observations=True, normalize_rewards=True)),
     ("gymnax/CartPole-v1", {}),
 ])
-def test_fast_update_runs_and_tracks_the_default_first_update(env_id, extra) -> None:
-    """One update each way from the same key: the rollout is the same (same actions from the
-    same noise, same resets), so the episode statistics agree exactly; the SGD differs by the
-    shuffle only, so the losses agree loosely."""
-    config = PPOConfig(total_timesteps=256, num_envs=4, num_steps=64, num_minibatches=2,
-                       num_epochs=1, **extra)
+def test_fast_update_tracks_the_default_over_several_updates(env_id, extra) -> None:
+    """Four updates each way from the same key: the same random streams (actions, resets,
+    shuffles), so the two differ only in float rounding; the parameters and every metric agree
+    closely, and the episode statistics, which rounding rarely flips, agree exactly."""
+    config = PPOConfig(total_timesteps=1024, num_envs=4, num_steps=64, num_minibatches=2,
+                       num_epochs=2, **extra)
     ref = _train(env_id, config)
     fast = _train(env_id, PPOConfig(**{**config.__dict__, "fast_update": True}))
     for k in ("episode_count", "episode_return_sum", "episode_length_sum"):
         np.testing.assert_allclose(fast.metrics[k], ref.metrics[k], rtol=1e-5, err_msg=k)
+    assert set(fast.metrics) == set(ref.metrics)
     for k, v in fast.metrics.items():
-        assert np.all(np.isfinite(np.asarray(v))), k
-    np.testing.assert_allclose(fast.metrics["loss/entropy"], ref.metrics["loss/entropy"],
-                               rtol=0.02)
+        np.testing.assert_allclose(v, ref.metrics[k], rtol=1e-3, atol=1e-4, err_msg=k)
+    for a, b in zip(jax.tree.leaves(eqx.filter(fast.state.train_state.params, eqx.is_array)),
+                    jax.tree.leaves(eqx.filter(ref.state.train_state.params, eqx.is_array)),
+                    strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
 def test_ppo_rnn_refuses_fast_update() -> None:

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from rl_algos.common.shuffle import permutation, shuffled_minibatches
+from rl_algos.common.shuffle import shuffled_minibatches
 
 
 def clipped_optimizer(lr: Any, max_grad_norm: Any, *, kind: str = "adam",
@@ -39,15 +39,12 @@ GradFn = Callable[[Any, Any], tuple[tuple[jax.Array, dict[str, jax.Array]], Any]
 
 def sgd_epochs(grad_fn: GradFn, tx: optax.GradientTransformation, params: Any, opt_state: Any,
                batch: Any, key: jax.Array, num_epochs: int, num_minibatches: int,
-               axis_name: str | None = None,
-               permute: Callable[[jax.Array, int], jax.Array] = permutation,
-               ) -> tuple[Any, Any, dict[str, jax.Array]]:
+               axis_name: str | None = None) -> tuple[Any, Any, dict[str, jax.Array]]:
     """`num_epochs` passes over `batch` (leaves `[B, ...]`), each a `lax.scan` over
     `num_minibatches` shuffled minibatches (`shuffled_minibatches`, one key per epoch from
     `key`), one `tx` step per minibatch. `grad_fn(params, minibatch) -> ((loss, metrics),
     grads)`. With `axis_name`, gradients and metrics are averaged over that device axis before
-    the step, so every device applies the whole minibatch's gradient. `permute(key, n)` draws
-    each epoch's order (`PPOConfig.fast_update` passes a one-sort one). Returns the new params
+    the step, so every device applies the whole minibatch's gradient. Returns the new params
     and optimiser state and the metrics averaged over every step."""
 
     def minibatch_step(state, mb):
@@ -60,7 +57,7 @@ def sgd_epochs(grad_fn: GradFn, tx: optax.GradientTransformation, params: Any, o
 
     def epoch(state, k):
         return jax.lax.scan(minibatch_step, state,
-                            shuffled_minibatches(k, batch, num_minibatches, permute))
+                            shuffled_minibatches(k, batch, num_minibatches))
 
     (params, opt_state), metrics = jax.lax.scan(epoch, (params, opt_state),
                                                 jax.random.split(key, num_epochs))

@@ -14,7 +14,6 @@ changes no result.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -57,32 +56,11 @@ def permutation(key: jax.Array, n: int) -> jax.Array:
     return x
 
 
-# Above this many indices `one_sort_permutation` falls back to the exact `permutation`: its
-# random bits (32 - ceil(log2 n)) get few enough that ties, which keep index order, get common.
-ONE_SORT_MAX = 1 << 10
-
-
-def one_sort_permutation(key: jax.Array, n: int) -> jax.Array:
-    """A random permutation of `n` (`int32 [n]`) from one single-operand sort, for
-    `PPOConfig.fast_update`: 32 random bits per index with their low `b = ceil(log2 n)` bits
-    replaced by the index, sorted. Not `jax.random.permutation`'s stream, and not exactly
-    uniform: indices whose `32 - b` random bits tie keep index order (for n = 512, a tie between
-    some two of the 512 occurs in about 1.5% of draws; at n = 1,024 in about 12%). One sort in
-    place of `permutation`'s two; above `ONE_SORT_MAX` indices, `permutation` itself."""
-    if n < 2 or n > ONE_SORT_MAX:
-        return permutation(key, n)
-    b = (n - 1).bit_length()
-    low = jnp.uint32((1 << b) - 1)
-    keys = (jax.random.bits(key, (n,), jnp.uint32) & ~low) | jnp.arange(n, dtype=jnp.uint32)
-    return (jnp.sort(keys) & low).astype(jnp.int32)
-
-
-def shuffled_minibatches(key: jax.Array, batch: Any, num_minibatches: int,
-                         permute: Callable[[jax.Array, int], jax.Array] = permutation) -> Any:
+def shuffled_minibatches(key: jax.Array, batch: Any, num_minibatches: int) -> Any:
     """One epoch's minibatches: every leaf of `batch` (`[B, ...]`, the same B) permuted by
-    `permute(key, B)` and cut into `[num_minibatches, B / num_minibatches, ...]`, ready for a
+    `permutation(key, B)` and cut into `[num_minibatches, B / num_minibatches, ...]`, ready for a
     `lax.scan` over minibatches (B divisible by `num_minibatches`, checked by the configs)."""
     n = jax.tree.leaves(batch)[0].shape[0]
-    perm = permute(key, n)
+    perm = permutation(key, n)
     return jax.tree.map(
         lambda x: x[perm].reshape(num_minibatches, n // num_minibatches, *x.shape[1:]), batch)

@@ -33,12 +33,10 @@ class PPOConfig(PoolConfig, MinibatchConfig, ActorCriticConfig):
     # The same update in a faster arrangement (docs/benchmarks.md, "PPO vs the PureJaxRL-style
     # peer"): the rollout acts with the actor alone, with every step's reset computed before it
     # (`rl_core.rollout(precompute_resets=True)`), the critic values the rollout's observations
-    # and true next observations in one pass after it, the SGD runs the MLPs feature-major
-    # (`actor_critic_feature_major`) and draws each epoch's order with one sort
-    # (`one_sort_permutation`, for batches up to 1,024; larger ones, every preset but
-    # classic_control's, keep the exact `permutation`). Same losses and estimator; different
-    # float rounding (and shuffle stream), so runs differ from the default's. Off by default: the
-    # documented results were measured without it.
+    # and true next observations in one pass after it, and the SGD runs the MLPs feature-major
+    # (`actor_critic_feature_major`). Same losses, estimator and random streams; only the float
+    # rounding differs, so runs drift apart from the default's over training. Off by default:
+    # the documented results were measured without it.
     fast_update: bool = False
 
     def validate(self) -> None:
