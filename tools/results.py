@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from rl_cli.stats import GAME_OUTCOMES
+
 REPO = Path(__file__).resolve().parents[1]
 STORE = REPO / "docs" / "results.json"
 DOC = REPO / "docs" / "results.md"
@@ -222,6 +224,8 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     summary = execute(req, console=Console(quiet=True))
     curves = load_curves(Path(summary["run_dir"]))
+    outcomes = {k: summary[f"greedy_eval_{k}_per_member"] for k in GAME_OUTCOMES  # board games
+                if f"greedy_eval_{k}_per_member" in summary}
     return {
         "algo": task.algo, "env": task.env, "env_kwargs": task.env_kwargs, "sets": task.sets,
         "seeds": seeds, "steps_per_seed": summary["total_timesteps"],
@@ -231,13 +235,8 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
         "compile_seconds": summary["compile_seconds"], "run_seconds": summary["run_seconds"],
         "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
         "curve": compact_curve(curves.steps, curves.returns),
-        **({"outcomes": outcomes} if (outcomes := {  # a board game: each seed's greedy shares
-            k: summary[f"greedy_eval_{k}_per_member"] for k in OUTCOMES
-            if f"greedy_eval_{k}_per_member" in summary}) else {}),
+        **({"outcomes": outcomes} if outcomes else {}),
     }
-
-
-OUTCOMES = ("win_rate", "draw_rate", "loss_rate")
 
 
 def outcome_note(row: dict[str, Any]) -> str:
@@ -245,7 +244,7 @@ def outcome_note(row: dict[str, Any]) -> str:
     seed's losses, where the row has them (`run_task`), else ''."""
     if "outcomes" not in row:
         return ""
-    won, drawn, lost = (100 * np.mean(row["outcomes"][k]) for k in OUTCOMES)
+    won, drawn, lost = (100 * np.mean(row["outcomes"][k]) for k in GAME_OUTCOMES)
     return (f"; won / drawn / lost {won:.1f} / {drawn:.1f} / {lost:.1f}%, worst seed lost "
             f"{100 * max(row['outcomes']['loss_rate']):.1f}%")
 

@@ -1,6 +1,6 @@
 """`PPOConfig.fast_update`: each piece computes what the default update computes (up to float
-rounding), on every kind of action and with an image torso, and PPO
-with it trains on the smoke tasks."""
+rounding), on every kind of action and with an image torso, and PPO with it tracks the default
+over several updates."""
 
 from __future__ import annotations
 

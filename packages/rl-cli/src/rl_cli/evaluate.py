@@ -27,7 +27,13 @@ import numpy as np
 from rl_cli.errors import UserError
 from rl_cli.play import play_episodes
 from rl_cli.rundir import check_not_training, read_run_config
-from rl_cli.stats import finite_or_none, game_outcome_rates, mean_ci95, wilson_ci95
+from rl_cli.stats import (
+    GAME_OUTCOMES,
+    finite_or_none,
+    game_outcome_rates,
+    mean_ci95,
+    wilson_ci95,
+)
 
 MAX_EPISODES = 1_000_000  # episodes per member: all members' episodes are held in memory at once
 
@@ -263,7 +269,7 @@ def eval_table(res: EvalResult) -> Any:
     for i, name in enumerate(res.members):
         row = [name, f"{res.member_means[i]:.3f}", f"±{res.member_ci95[i]:.3f}",
                f"{np.mean(res.lengths[i]):.1f}"]
-        row += [f"{rates[k][i]:.1%}" for k in ("win_rate", "draw_rate", "loss_rate")] if rates \
+        row += [f"{rates[k][i]:.1%}" for k in GAME_OUTCOMES] if rates \
             else []
         if won is not None:
             row.append(f"{won[0][i]:.1%} ({won[1][i, 0]:.0%}–{won[1][i, 1]:.0%})")
@@ -271,7 +277,7 @@ def eval_table(res: EvalResult) -> Any:
     table.add_section()
     mean, ci = res.overall
     row = ["mean", f"{mean:.3f}", f"±{ci:.3f}", f"{np.mean(res.lengths):.1f}"]
-    row += [f"{np.mean(rates[k]):.1%}" for k in ("win_rate", "draw_rate", "loss_rate")] if rates \
+    row += [f"{np.mean(rates[k]):.1%}" for k in GAME_OUTCOMES] if rates \
         else []
     if won is not None:
         row.append(f"{np.mean(won[0]):.1%}")

@@ -11,9 +11,12 @@ import numpy as np
 
 # SciPy and rl_core (hence JAX) are imported where used: `rl --help` imports this module.
 
-__all__ = ["bootstrap_ci95", "bradley_terry_elo", "final_achievements", "final_returns",
-           "final_win_rates", "finite_or_none", "game_outcome_rates", "iqm", "mean_ci95",
-           "wilson_ci95"]
+__all__ = ["GAME_OUTCOMES", "bootstrap_ci95", "bradley_terry_elo", "final_achievements",
+           "final_returns", "final_win_rates", "finite_or_none", "game_outcome_rates", "iqm",
+           "mean_ci95", "wilson_ci95"]
+
+# The outcomes of a two-player game, in the order they are reported (`game_outcome_rates`).
+GAME_OUTCOMES = ("win_rate", "draw_rate", "loss_rate")
 
 
 def finite_or_none(x: object) -> float | None:
@@ -37,8 +40,8 @@ def game_outcome_rates(returns: np.ndarray) -> dict[str, np.ndarray]:
     episodes (an unfinished one, NaN, counts as none of the three)."""
     returns = np.asarray(returns, np.float64)
     with np.errstate(invalid="ignore"):
-        return {k: np.sum(f(returns, 0.0), axis=1) / returns.shape[1] for k, f in (
-            ("win_rate", np.greater), ("draw_rate", np.equal), ("loss_rate", np.less))}
+        return {k: np.sum(f(returns, 0.0), axis=1) / returns.shape[1]
+                for k, f in zip(GAME_OUTCOMES, (np.greater, np.equal, np.less), strict=True)}
 
 
 def final_win_rates(metrics: dict[str, np.ndarray]) -> dict[str, object]:
