@@ -340,7 +340,7 @@ def curves_figure_path(suite: str) -> Path:
 def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
     """One panel per task, one line per algorithm: the mean over seeds of the training return
     along the run (`compact_curve`) with its 95% Student-t band over seeds."""
-    from rl_cli.stats import mean_ci95
+    from rl_cli.plots import mean_band
 
     envs = list(dict.fromkeys(r["env"] for r in rows))
     fig, axes, cols = _panels(len(envs), 3.4, 2.8)
@@ -349,7 +349,7 @@ def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
             steps = np.asarray(r["curve"]["steps"], np.float64)
             per_seed = np.array([[np.nan if v is None else v for v in m]
                                  for m in r["curve"]["per_seed"]], np.float64)  # [M, P]
-            mean, half = np.array([mean_ci95(per_seed[:, i]) for i in range(len(steps))]).T
+            mean, half = mean_band(per_seed.T)
             (line,) = ax.plot(steps, mean, lw=1.2, label=r["algo"])
             ax.fill_between(steps, mean - half, mean + half, color=line.get_color(), alpha=0.2,
                             lw=0)

@@ -34,8 +34,14 @@ class Curves(NamedTuple):
     def mean_band(self) -> tuple[np.ndarray, np.ndarray]:
         """Per chunk: the mean over members and the half-width of its 95% CI (NaN without
         data)."""
-        rows = [mean_ci95(r) for r in self.returns]
-        return np.array([m for m, _ in rows]), np.array([c for _, c in rows])
+        return mean_band(self.returns)
+
+
+def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`values [T, M]` (NaN where a member has no value) -> per row `t` the mean over members
+    and the half-width of its 95% Student-t interval, each `[T]` (NaN without data)."""
+    rows = [mean_ci95(r) for r in values]
+    return np.array([m for m, _ in rows]), np.array([c for _, c in rows])
 
 
 def load_curves(run_dir: Path) -> Curves:
