@@ -12,6 +12,7 @@ import numpy as np
 from rich.table import Table
 
 from rl_cli.stats import finite_or_none, mean_ci95
+from rl_cli.sweep import OUTCOMES
 from rl_cli.trackers import TrackedWriter, Tracker
 
 # Metrics that count or sum over episodes; everything else is averaged over a chunk.
@@ -290,16 +291,15 @@ def ranking_table(result: Any, summary: dict[str, Any]) -> Table:
     for k in result.swept:
         t.add_column(k, justify="right")
     t.add_column("final return (mean ± 95% CI)", justify="right")
-    outcomes = {"final_win_rate_mean": ("win rate", "{:.1%}"),
-                "final_score_pct_mean": ("score %", "{:.2f}")}
+    outcomes = {f"{o.column}_mean": o for o in OUTCOMES.values()}
     shown = [k for k in outcomes if summary["ranking"] and k in summary["ranking"][0]]
     for k in shown:
-        t.add_column(outcomes[k][0], justify="right")
+        t.add_column(outcomes[k].heading, justify="right")
     t.add_column("seeds", justify="right")
     for r, entry in zip(result.ranking, summary["ranking"], strict=True):
         value = f"{r.mean:.2f} ± {r.ci95:.2f}" if math.isfinite(r.mean) else "no episode ended"
         t.add_row(str(r.rank), str(r.point), *(f"{r.hparams[k]:.4g}" for k in result.swept),
-                  value, *("–" if entry[k] is None else outcomes[k][1].format(entry[k])
+                  value, *("–" if entry[k] is None else outcomes[k].fmt.format(entry[k])
                            for k in shown), str(r.num_seeds))
     t.caption = (f"{summary['num_members']} members · {summary['steps_per_second']:,.0f} "
                  f"steps/s · compiled once in {summary['compile_seconds']:.2f} s")

@@ -55,22 +55,32 @@ class SweepResult(NamedTuple):
     outcomes: dict[str, Any] = {}
 
 
-# The per-member outcomes beside the return that a sweep reports where the environment has
-# them: the summary key of `SweepResult.outcomes` and its column name in sweep.csv.
-OUTCOMES = {"final_win_rate_per_member": "final_win_rate",
-            "final_score_pct_per_member": "final_score_pct"}
+class Outcome(NamedTuple):
+    """A per-member outcome that a sweep reports beside the return: its column in sweep.csv
+    (`<column>_mean`, the mean over a point's seeds, in the summary's ranking), and its heading
+    and format in the ranking table."""
+
+    column: str
+    heading: str
+    fmt: str
+
+
+# The outcomes a sweep reports where the environment has them, by their summary key in
+# `SweepResult.outcomes`.
+OUTCOMES = {"final_win_rate_per_member": Outcome("final_win_rate", "win rate", "{:.1%}"),
+            "final_score_pct_per_member": Outcome("final_score_pct", "score %", "{:.2f}")}
 
 
 def point_outcomes(result: SweepResult, point: int) -> dict[str, float | None]:
     """The mean over a point's seeds of each per-member outcome (win rate, score %), the
     seeds without a finished episode left out; {} for an environment without them."""
     out: dict[str, float | None] = {}
-    for key, name in OUTCOMES.items():
+    for key, outcome in OUTCOMES.items():
         if key in result.outcomes:
             vals = np.array([nan_if_none(result.outcomes[key][m.position]) for m in result.members
                              if m.point == point], np.float64)
             vals = vals[np.isfinite(vals)]
-            out[f"{name}_mean"] = float(vals.mean()) if vals.size else None
+            out[f"{outcome.column}_mean"] = float(vals.mean()) if vals.size else None
     return out
 
 

@@ -38,7 +38,7 @@ def write_csv(path: Path, result: SweepResult) -> None:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["member", "point", "seed", *names, "final_return",
-                    *(OUTCOMES[k] for k in extra), "point_rank", "point_mean_final_return",
+                    *(OUTCOMES[k].column for k in extra), "point_rank", "point_mean_final_return",
                     "point_ci95"])
         for m in result.members:
             r = by_point[m.point]
