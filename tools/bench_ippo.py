@@ -27,7 +27,7 @@ agents) of the training episodes that ended in the last 5% of updates, per seed,
 seeds. The last column counts the HLO operations executed per update per seed (`executed_ops`).
 
     uv run --group bench python tools/bench_ippo.py --seeds 1,8 [--timesteps 1000000]
-        [--repeats 3] [--fast-update]
+        [--repeats 3] [--arrangements preset,fast]
     taskset -c 0 uv run --group bench python tools/bench_ippo.py --seeds 1,8   # one core
 """
 
@@ -90,9 +90,16 @@ def main() -> None:
                     help="environment steps per seed")
     ap.add_argument("--seeds", default="1,8")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--fast-update", action="store_true",
-                    help="ours with fast_update=true (PPO's faster arrangement of its update)")
+    ap.add_argument("--arrangements", default="preset",
+                    help="ours as the preset runs it (`preset`, program `ours`) and/or with "
+                         "fast_update=true (`fast`, program `ours-fast`: PPO's faster arrangement "
+                         "of the same update), comma-separated; each is interleaved with the rest")
     a = ap.parse_args()
+    arrangements = {"preset": ("ours", False), "fast": ("ours-fast", True)}
+    chosen = a.arrangements.split(",")
+    if not chosen or any(c not in arrangements for c in chosen):
+        ap.error(f"--arrangements takes a comma-separated list of {', '.join(arrangements)}; "
+                 f"got '{a.arrangements}'")
     per_update = theirs.CONFIG["NUM_ENVS"] * theirs.CONFIG["NUM_STEPS"]
     updates = a.timesteps // per_update
     if updates < 1:
@@ -101,16 +108,18 @@ def main() -> None:
     print(f"jax {jax.__version__}, {jax.devices()[0].device_kind}, MPE_simple_spread_v3, "
           f"{steps:,} environment steps per seed ({updates} updates); run times are medians "
           f"over {a.repeats} interleaved repeats (ours, [ours-vmap at one seed,] jaxmarl, ours, "
-          f"...)"
-          f"{'; ours with fast_update' if a.fast_update else ''}")
-    print(f"{'seeds':>5} {'program':>9} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
+          f"...); ours-fast: ours with fast_update=true")
+    print(f"{'seeds':>5} {'program':>14} {'compile s':>10} {'run s':>8} {'cpu s':>8} "
           f"{'steps/s':>12} {'ours/theirs':>11} {'team return':>11} {'ops/update':>11}")
-    mine = partial(ours, fast_update=a.fast_update)
     for n in [int(s) for s in a.seeds.split(",")]:
         # At one seed, also ours under a vmap of size 1 (as theirs runs it), to show what
         # running a single seed unbatched is worth.
-        impls = {"ours": mine, **({"ours-vmap": partial(mine, batched=True)} if n == 1 else {}),
-                 "jaxmarl": jaxmarl}
+        impls: dict[str, Callable] = {}
+        for name, fast in (arrangements[c] for c in chosen):
+            impls[name] = partial(ours, fast_update=fast)
+            if n == 1:
+                impls[f"{name}-vmap"] = partial(ours, fast_update=fast, batched=True)
+        impls["jaxmarl"] = jaxmarl
         progs = {name: compile_timed(make, a.timesteps, n) for name, make in impls.items()}
         outs, runs = interleaved(progs, a.repeats)
         ratio = {"jaxmarl": "1"}
@@ -122,7 +131,7 @@ def main() -> None:
             ops = executed_ops(compiled.as_text()) / n / updates
             res[name] = medians(compile_s, runs[name])
             wall, cpu = res[name]["run"], res[name]["cpu"]
-            print(f"{n:>5} {name:>9} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
+            print(f"{n:>5} {name:>14} {compile_s:>10.2f} {wall:>8.2f} {cpu:>8.2f} "
                   f"{n * steps / wall:>12,.0f} {ratio[name]:>11} "
                   f"{final_return(outs[name]):>11.2f} {ops:>11,.0f}", flush=True)
         for us in (name for name in impls if name != "jaxmarl"):
