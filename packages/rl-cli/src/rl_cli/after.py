@@ -73,9 +73,10 @@ def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
         "greedy_eval_ci95": float(ci) if np.isfinite(ci) else None,
         "greedy_eval_episodes": episodes,
         "greedy_eval_seconds": played.compile_seconds + played.run_seconds,
-        **({} if played.won is None else  # a game with a winner: the share of episodes won
+        # An environment that flags a won episode (SMAX's battles) has its win rate from the
+        # flag; a two-player game without one from the return's sign.
+        **(game_outcomes(env, played.returns) if played.won is None else
            {"greedy_eval_win_rate_per_member": [float(w) for w in played.won.mean(axis=1)]}),
-        **game_outcomes(env, played.returns),
     }
 
 
