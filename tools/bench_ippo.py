@@ -19,12 +19,13 @@ ours bootstraps each such truncation from the value of its true final observatio
 it as a terminal state), so ours also values every true next observation after the rollout.
 
 Compile time and run time are measured apart (`jit(...).lower(...).compile()`, then the compiled
-call until `block_until_ready`; the process CPU time of the call beside its wall time); the programs
-(at one seed each arrangement also as ours-vmap) run in interleaved repeats and the ratio ours/theirs is the
-median of the paired per-repeat ratios of run time. Returns: the mean team return (the sum of the
-agents' returns; JaxMARL's `returned_episode_returns`, which `MPELogWrapper` scales by the number of
-agents) of the training episodes that ended in the last 5% of updates, per seed, averaged over
-seeds. The last column counts the HLO operations executed per update per seed (`executed_ops`).
+call until `block_until_ready`; the process CPU time of the call beside its wall time); the
+programs (at one seed each arrangement also as ours-vmap) run in interleaved repeats and the ratio
+ours/theirs is the median of the paired per-repeat ratios of run time. Returns: the mean team
+return (the sum of the agents' returns; JaxMARL's `returned_episode_returns`, which `MPELogWrapper`
+scales by the number of agents) of the training episodes that ended in the last 5% of updates, per
+seed, averaged over seeds. The last column counts the HLO operations executed per update per seed
+(`executed_ops`).
 
     uv run --group bench python tools/bench_ippo.py --seeds 1,8 [--timesteps 1000000]
         [--repeats 3] [--arrangements preset,fast]
