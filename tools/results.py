@@ -16,6 +16,8 @@ each row comes from.
     uv run python tools/results.py --suite classic --seeds 8
     uv run python tools/results.py --suite minatar --seeds 4
     uv run python tools/results.py --suite classic --seeds 8 --only qlearning   # rerun rows
+    uv run python tools/results.py --suite minatar --seeds 4 --only dpo@gymnax/Asterix-MinAtar \\
+        --keep-runs runs/results   # keep the run directories (losses, KL, entropy) to study
     uv run python tools/results.py --list
 """
 
@@ -607,6 +609,10 @@ def main() -> None:
                         help="comma-separated ALGO or ALGO@ENV: run only the suite's rows of "
                              "these, keep the rest (a rerun after a change that can move only "
                              "their results, or a suite produced a few rows at a time)")
+    parser.add_argument("--keep-runs", type=Path, metavar="DIR",
+                        help="keep each row's run directory (metrics.jsonl with the losses, "
+                             "KL and entropy, TensorBoard events, parameters) under DIR "
+                             "instead of a temporary one, to study a row afterwards")
     parser.add_argument("--list", action="store_true", help="print the suites and exit")
     parser.add_argument("--render", action="store_true",
                         help="rewrite docs/results.md and the quoting documents from "
@@ -632,7 +638,8 @@ def main() -> None:
         parser.error(f"--only adds to suite '{args.suite}', reported with --seeds "
                      f"{store[args.suite]['meta']['seeds']}: use the same --seeds")
     rev, t0, rows = commit(), time.perf_counter(), []
-    with tempfile.TemporaryDirectory(prefix="rl-results-") as logdir:
+    with tempfile.TemporaryDirectory(prefix="rl-results-") as tmp:
+        logdir = args.keep_runs or tmp
         for task in tasks:
             print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
             row = run_task(task, args.seeds, Path(logdir))
