@@ -216,6 +216,7 @@ def summarise(values: list[float | None]) -> dict[str, Any]:
 def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
     from rich.console import Console
 
+    from rl_cli.after import summary_outcomes
     from rl_cli.plots import load_curves
     from rl_cli.request import RunRequest
     from rl_cli.runner import execute
@@ -226,8 +227,7 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     summary = execute(req, console=Console(quiet=True))
     curves = load_curves(Path(summary["run_dir"]))
-    outcomes = {k: summary[f"greedy_eval_{k}_per_member"] for k in GAME_OUTCOMES  # board games
-                if f"greedy_eval_{k}_per_member" in summary}
+    outcomes = summary_outcomes(summary)  # board games
     return {
         "algo": task.algo, "env": task.env, "env_kwargs": task.env_kwargs, "sets": task.sets,
         "seeds": seeds, "steps_per_seed": summary["total_timesteps"],

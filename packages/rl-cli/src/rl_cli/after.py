@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from rl_cli.request import RunRequest
-from rl_cli.stats import game_outcome_rates, mean_ci95
+from rl_cli.stats import GAME_OUTCOMES, game_outcome_rates, mean_ci95
 
 
 def final_agents(algo: Any, carry: Any) -> Any:
@@ -76,7 +76,7 @@ def final_evaluation(env: Any, policy: Any, agents: Any, episodes: int,
         # An environment that flags a won episode (SMAX's battles) has its win rate from the
         # flag; a two-player game without one from the return's sign.
         **(game_outcomes(env, played.returns) if played.won is None else
-           {"greedy_eval_win_rate_per_member": [float(w) for w in played.won.mean(axis=1)]}),
+           {outcome_key("win_rate"): [float(w) for w in played.won.mean(axis=1)]}),
     }
 
 
@@ -86,8 +86,20 @@ def game_outcomes(env: Any, returns: np.ndarray) -> dict[str, list[float]]:
     a claim such as "never loses" can be read off summary.json; {} for any other environment."""
     if getattr(env, "num_players", 1) < 2:
         return {}
-    return {f"greedy_eval_{k}_per_member": [float(v) for v in rates]
+    return {outcome_key(k): [float(v) for v in rates]
             for k, rates in game_outcome_rates(returns).items()}
+
+
+def outcome_key(outcome: str) -> str:
+    """summary.json's key for one of `GAME_OUTCOMES` per member ('win_rate' ->
+    'greedy_eval_win_rate_per_member')."""
+    return f"greedy_eval_{outcome}_per_member"
+
+
+def summary_outcomes(summary: dict[str, Any]) -> dict[str, list[float]]:
+    """The per-member game outcomes a summary holds (`game_outcomes`' rates, or the win rate
+    alone of an environment that flags a won episode), keyed by outcome; {} for none."""
+    return {k: summary[outcome_key(k)] for k in GAME_OUTCOMES if outcome_key(k) in summary}
 
 
 class AfterTraining:
