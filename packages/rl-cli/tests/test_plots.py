@@ -69,10 +69,26 @@ def test_rl_plot_overlays_runs(two_runs, tmp_path: Path, capsys) -> None:
     assert "alpha" in labels[1]  # DPO's own hyperparameters differ from PPO's (absent there)
 
 
+def test_rl_plot_draws_another_metric(two_runs, tmp_path: Path, capsys) -> None:
+    """`--metric loss/approx_kl`: the per-chunk value the run logged (one per chunk: [T, 1])."""
+    curves = load_curves(two_runs[1], "loss/approx_kl")
+    rows = [json.loads(line) for line in (two_runs[1] / "metrics.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if not r.get("eval")]
+    assert curves.returns.shape == (len(rows), 1)
+    np.testing.assert_allclose(curves.returns[:, 0], [r["loss/approx_kl"] for r in rows])
+    out = tmp_path / "kl.png"
+    code, _, err = run_cli(["plot", *map(str, two_runs), "--metric", "loss/approx_kl", "--eval",
+                            "--out", str(out)], capsys)
+    assert code == 0, err
+    assert out.read_bytes()[:8] == PNG
+
+
 @pytest.mark.parametrize("argv, hint", [
     (["missing-dir"], "does not exist"),
     (["RUN", "--label", "a", "--label", "b"], "--label was given 2 times for 1 runs"),
     (["RUN", "--out-suffix", ".gif"], "must end in .png, .svg or .pdf"),
+    (["RUN", "--metric", "loss/nope"], "rl: error: '{RUN}' logged no metric 'loss/nope'; its "
+                                       "metrics: episode_length_mean, episode_return, "),
 ])
 def test_rl_plot_bad_input_is_one_line(argv, hint, two_runs, tmp_path: Path, capsys) -> None:
     out = tmp_path / "pic.png"
@@ -84,5 +100,6 @@ def test_rl_plot_bad_input_is_one_line(argv, hint, two_runs, tmp_path: Path, cap
     code, _, err = run_cli(["plot", *argv, "--out", str(out)], capsys)
     assert code == 2
     lines = err.strip().splitlines()
+    hint = hint.replace("{RUN}", str(two_runs[0]))
     assert len(lines) == 1 and lines[0].startswith("rl: error:") and hint in lines[0], err
     assert not list(tmp_path.iterdir())

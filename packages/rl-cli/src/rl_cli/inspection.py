@@ -91,13 +91,16 @@ def render_(run_dir: Path, out: Path | None, member: int, seed: int, stochastic:
 @click.option("--members", is_flag=True, help="Also draw every member's curve faintly.")
 @click.option("--eval", "evaluation", is_flag=True,
               help="Also draw the periodic greedy evaluations (runs with --eval-every), dashed.")
+@click.option("--metric", default="episode_return", show_default=True,
+              help="The logged quantity to draw (a key of metrics.jsonl, e.g. loss/approx_kl, "
+                   "loss/entropy).")
 def plot(run_dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], members: bool,
-         evaluation: bool) -> None:
-    """Overlay the learning curves of `rl run` directories: each run's mean return over its
-    members with a 95% band, against environment steps."""
+         evaluation: bool, metric: str) -> None:
+    """Overlay the learning curves of `rl run` directories: each run's mean return (or another
+    logged --metric) over its members with a 95% band, against environment steps."""
     from rl_cli.plots import plot_runs
 
-    path = plot_runs(list(run_dirs), out, list(labels) or None, members, evaluation)
+    path = plot_runs(list(run_dirs), out, list(labels) or None, members, evaluation, metric)
     click.echo(f"wrote {path}")
 
 

@@ -6,7 +6,9 @@ ended in it (`null` when none did: a gap in that member's curve, never a zero). 
 (written by `rl run`) shows each member faintly and their mean with a 95% confidence band over
 members (Student t over the members with a value in that chunk); `rl plot` overlays several runs'
 means and bands, each labelled by its algorithm, environment and the settings that differ
-between the runs.
+between the runs. `rl plot --metric NAME` draws another logged quantity instead of the return
+(`loss/approx_kl`, `loss/entropy`: why two objectives part ways): one value per chunk, or one
+per member where the run logs it so.
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ from rl_cli.errors import UserError
 from rl_cli.rundir import read_run_config
 from rl_cli.stats import mean_ci95
 
+RETURN = "episode_return"  # metrics.jsonl's per-member return of the episodes ending in a chunk
+
 
 class Curves(NamedTuple):
     run_dir: Path
     config: dict[str, Any]  # config.json
     steps: np.ndarray  # [T] environment steps per member at the end of each logged chunk
     returns: np.ndarray  # [T, M], NaN where no episode of that member ended in the chunk
+    # (with another `metric`: its values, [T, 1] where the run logs one value per chunk)
     eval_steps: np.ndarray  # [E] steps of the periodic greedy evaluations (`--eval-every`)
     eval_returns: np.ndarray  # [E, M] each member's mean greedy return there
+    metric: str = RETURN
 
     @property
     def mean_band(self) -> tuple[np.ndarray, np.ndarray]:
@@ -44,8 +50,9 @@ def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array([m for m, _ in rows]), np.array([c for _, c in rows])
 
 
-def load_curves(run_dir: Path) -> Curves:
-    """A run directory's curves, or a UserError saying what is missing."""
+def load_curves(run_dir: Path, metric: str = RETURN) -> Curves:
+    """A run directory's curves of `metric` (a key of its metrics.jsonl: the return by default),
+    or a UserError saying what is missing."""
     run_dir = Path(run_dir)
     config = read_run_config(run_dir, ("metrics.jsonl",), keys=())
     try:
@@ -53,16 +60,23 @@ def load_curves(run_dir: Path) -> Curves:
                 (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
         evals = [r for r in rows if r.get("eval")]  # periodic evaluations: their own records
         rows = [r for r in rows if not r.get("eval")]
+        if rows and metric not in rows[-1]:
+            logged = sorted(k for k, v in rows[-1].items() if isinstance(v, (int, float, list))
+                            and k not in ("update", "env_steps"))
+            raise UserError(f"'{run_dir}' logged no metric '{metric}'; its metrics: "
+                            f"{', '.join(logged)}")
         steps = np.array([r["env_steps"] for r in rows], dtype=np.float64)
-        returns = _matrix([r["episode_return"] for r in rows])
+        returns = _matrix([v if isinstance(v := r[metric], list) else [v] for r in rows])
         eval_steps = np.array([r["env_steps"] for r in evals], dtype=np.float64)
         eval_returns = _matrix([r["greedy_return"] for r in evals])
+    except UserError:
+        raise
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise UserError(f"'{run_dir}' has unreadable metrics ({type(e).__name__}: {e}); it is "
                         "not a directory `rl run` wrote") from None
     if not rows:
         raise UserError(f"'{run_dir}/metrics.jsonl' is empty: the run logged no chunk yet")
-    return Curves(run_dir, config, steps, returns, eval_steps, eval_returns)
+    return Curves(run_dir, config, steps, returns, eval_steps, eval_returns, metric)
 
 
 def _matrix(rows: list[list[float | None]]) -> np.ndarray:
@@ -125,11 +139,12 @@ def draw_run(ax: Any, curves: Curves, label: str | None = None, members: bool = 
                 color=line.get_color(), label=f"{line.get_label()}: greedy evaluation")
 
 
-def _decorate(ax: Any, title: str, legend: bool = True) -> None:
+def _decorate(ax: Any, title: str, legend: bool = True, metric: str = RETURN) -> None:
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("environment steps per member")
     ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
-    ax.set_ylabel("episode return (episodes ending in the chunk)")
+    ax.set_ylabel("episode return (episodes ending in the chunk)" if metric == RETURN
+                  else f"{metric} (per logged chunk)")
     ax.grid(alpha=0.3)
     if legend:
         ax.legend(fontsize=7)
@@ -183,11 +198,13 @@ def labels_for(runs: list[Curves]) -> list[str]:
 
 
 def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
-              members: bool = False, evaluation: bool = False) -> Path:
+              members: bool = False, evaluation: bool = False, metric: str = RETURN) -> Path:
     """Several runs, one panel per environment: each run's mean over members with its 95% band
     (and its members faintly with `members`, its periodic greedy evaluations dashed with
-    `evaluation`), labelled by `labels` or by `labels_for` in one legend under the panels."""
-    runs = [load_curves(d) for d in run_dirs]
+    `evaluation`), labelled by `labels` or by `labels_for` in one legend under the panels;
+    `metric` another logged quantity in place of the return (the evaluations are returns:
+    not drawn then)."""
+    runs = [load_curves(d, metric) for d in run_dirs]
     if labels is not None and len(labels) != len(runs):
         raise UserError(f"--label was given {len(labels)} times for {len(runs)} runs; give one "
                         "per run or none")
@@ -209,9 +226,9 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
     width = int(14 * fig.get_figwidth())  # characters of a 7-point label across the figure
     for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
         draw_run(axes[str(curves.config.get("env"))], curves, textwrap.fill(label, width),
-                 members, colors[i % len(colors)], evaluation)
+                 members, colors[i % len(colors)], evaluation and metric == RETURN)
     for env, ax in axes.items():
-        _decorate(ax, f"{env}: mean over members, 95% band", legend=False)
+        _decorate(ax, f"{env}: mean over members, 95% band", legend=False, metric=metric)
     handles, names = [], []
     for ax in axes.values():
         for h, n in zip(*ax.get_legend_handles_labels(), strict=True):
