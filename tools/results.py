@@ -156,21 +156,23 @@ BELOW_REFERENCE: dict[tuple[str, str, str], str] = {
        "the two rows differ only in the objective (DPO's drift in place of PPO's clipping)"
        for game in ("Freeway", "SpaceInvaders")},
     ("pgx", "pqn", "pgx/tic_tac_toe"):
-        "missed blocks, which more training removes, and forks, which no training opponent "
-        "here plays for. Measured exactly over the game tree "
-        "(`uv run python tools/tictactoe_exact.py RUN_DIR` on the row's run, kept with "
-        "`--keep-runs`: every position put to each greedy agent, the random player's replies "
-        "weighted exactly; the row's 200 sampled games per seed see the same through sampling "
-        "noise), the 8 agents lose 0.52% of their games (worst 0.69%), all as the second "
-        "player: 0.35 points after a missed block (the opponent's one open line left open) and "
-        "0.17 after a fork (two open lines at once: no move blocks both, the fault is an earlier "
-        "move). Four times the budget, `uv run rl run --algo pqn --env pgx/tic_tac_toe "
-        "--env-arg opponent=random --num-seeds 8 --total-timesteps 4e6`, halves the loss to "
-        "0.24%: missed blocks 0.07, forks still 0.17. At the row's 1e6 against `--env-arg "
-        "opponent=mixed` (the greedy player, which takes every open line, in half the games) the "
-        "missed blocks fall to 0.03 and the forks rise to 0.60 (loss 0.63%). The random player "
-        "makes a fork only by chance and the greedy one never aims for it, so the agents rarely "
-        "meet the moves that lead into one; optimal play, the reference, avoids every fork",
+        "missed blocks, which more training reduces, and forks, which neither the random nor the "
+        "greedy opponent plays for. `uv run python tools/tictactoe_exact.py RUN_DIR`, on the "
+        "row's run (kept with `--keep-runs`), computes each greedy agent's outcome exactly over "
+        "the game tree, the random player's replies weighted by their probability, and charges "
+        "each loss to the agent's last move before it. The 8 agents lose 0.52% of their games "
+        "(worst 0.69%; the row's 200 sampled games per seed see the same through sampling "
+        "noise), all as the second player: 0.35 percentage points after a missed block (the "
+        "opponent had one cell completing a line and the agent did not take it) and 0.17 after "
+        "a fork (two such cells: no move blocks both, the fault is an earlier move). Four times "
+        "the budget, `uv run rl run --algo pqn --env pgx/tic_tac_toe --env-arg opponent=random "
+        "--num-seeds 8 --total-timesteps 4e6`, halves the loss to 0.24%: missed blocks 0.07, "
+        "forks still 0.17. The same command at the row's 1e6 steps with `--env-arg "
+        "opponent=mixed` (the greedy player, which completes its own line or blocks the agent's, "
+        "in half the games) cuts the missed blocks to 0.03 but raises the forks to 0.60 (loss "
+        "0.63%). Likely, though not tested here: neither training opponent sets up a fork on "
+        "purpose, so the agents seldom learn from one; a search opponent (`opponent=mcts:N`) or "
+        "self-play would",
 }
 
 
@@ -249,6 +251,7 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
         "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
         "curve": compact_curve(curves.steps, curves.returns),
         **({"outcomes": outcomes} if outcomes else {}),
+        "run_dir": summary["run_dir"],  # for --keep-runs to name; not stored
     }
 
 
@@ -257,9 +260,12 @@ def outcome_note(row: dict[str, Any]) -> str:
     seed's losses, where the row has them (`run_task`), else ''."""
     if "outcomes" not in row:
         return ""
-    won, drawn, lost = (100 * np.mean(row["outcomes"][k]) for k in GAME_OUTCOMES)
+    rates = row["outcomes"]
+    if set(rates) != set(GAME_OUTCOMES):  # a win rate alone (an environment that flags wins)
+        return f"; won {100 * np.mean(rates['win_rate']):.1f}%"
+    won, drawn, lost = (100 * np.mean(rates[k]) for k in GAME_OUTCOMES)
     return (f"; won / drawn / lost {won:.1f} / {drawn:.1f} / {lost:.1f}%, worst seed lost "
-            f"{100 * max(row['outcomes']['loss_rate']):.1f}%")
+            f"{100 * max(rates['loss_rate']):.1f}%")
 
 
 def compact_curve(steps: np.ndarray, returns: np.ndarray, points: int = 100) -> dict[str, Any]:
@@ -648,12 +654,18 @@ def main() -> None:
     if only and args.suite in store and store[args.suite]["meta"]["seeds"] != args.seeds:
         parser.error(f"--only adds to suite '{args.suite}', reported with --seeds "
                      f"{store[args.suite]['meta']['seeds']}: use the same --seeds")
+    if args.keep_runs and args.keep_runs.exists() and not args.keep_runs.is_dir():
+        parser.error(f"--keep-runs {args.keep_runs}: a file is there; name a directory")
     rev, t0, rows = commit(), time.perf_counter(), []
     with tempfile.TemporaryDirectory(prefix="rl-results-") as tmp:
         logdir = args.keep_runs or tmp
         for task in tasks:
             print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
             row = run_task(task, args.seeds, Path(logdir))
+            if args.keep_runs:
+                print(f"  kept {row.pop('run_dir')}", file=sys.stderr, flush=True)
+            else:
+                row.pop("run_dir")
             dp = _digits(row["greedy"])
             print(f"  greedy IQM {_stat(row['greedy'], dp)}, "
                   f"worst {_num(row['greedy']['min'], dp)}; {row['wall_seconds']:.0f} s",

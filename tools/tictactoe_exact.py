@@ -11,9 +11,9 @@ of them) is put to each member's network in one batch.
 Each loss is charged to the agent's last decision before it, which the opponent's winning move
 follows:
   missed win:   the agent could have completed a line and did not;
-  missed block: the opponent had one open line (two marks and an empty cell), the agent had no
-                win, and it did not take the cell;
-  fork:         the opponent had two or more open lines: no move blocks them all, the fault lies
+  missed block: the opponent had one cell completing a line of its own (one or more lines through
+                it), the agent had no win, and it did not take the cell;
+  fork:         the opponent had two or more such cells: no move blocks them all, the fault lies
                 in an earlier move.
 A player that takes every win and blocks every single open line loses only through forks, and
 optimal play loses no game at all.
@@ -99,9 +99,11 @@ def greedy_moves(run_dir: Path, boards: list[Board]) -> np.ndarray:
         run = load_agent(run_dir)
     except UserError as e:
         sys.exit(str(e))
-    if run.env_id != "pgx/tic_tac_toe" or run.policy.step is not None:
-        sys.exit(f"{run_dir}: a feed-forward agent trained on pgx/tic_tac_toe is needed, got "
-                 f"{run.algo} on {run.env_id}")
+    if run.env_id != "pgx/tic_tac_toe":
+        sys.exit(f"{run_dir}: its agents play {run.env_id}; give a run on pgx/tic_tac_toe")
+    if run.policy.step is not None:
+        sys.exit(f"{run_dir}: its {run.algo} policy has memory, so its move depends on more than "
+                 "the position; give a feed-forward run")
     obs, legal = planes(boards)
     n = len(boards)
 
@@ -110,12 +112,15 @@ def greedy_moves(run_dir: Path, boards: list[Board]) -> np.ndarray:
         return run.policy.act(agent, obs, run.policy.noise(key, (n,)), True, legal)[0]
 
     key = jax.random.key(0)
-    return np.stack([np.asarray(act(run.member(i), key)) for i in range(len(run.members))])
+    moves = np.stack([np.asarray(act(run.member(i), key)) for i in range(len(run.members))])
+    assert legal[np.arange(n), moves].all(), "a greedy move on an occupied cell"
+    return moves
 
 
 def analyse(move: dict[Board, int]) -> dict[str, Any]:
-    """The exact outcome probabilities for the agent (first, second, and over its random seat)
-    and the loss probability charged to each cause, for the policy `move` (position -> cell)."""
+    """For the policy `move` (position -> cell): the exact outcome probabilities for the agent
+    (first, second, and over its random seat), the loss probability charged to each cause, and
+    the `faults` counts of the positions it reaches."""
 
     @cache
     def value(board: Board, me: int, last: Board | None) -> tuple[float, ...]:

@@ -77,18 +77,33 @@ def test_rl_plot_draws_another_metric(two_runs, tmp_path: Path, capsys) -> None:
     assert curves.returns.shape == (len(rows), 1)
     np.testing.assert_allclose(curves.returns[:, 0], [r["loss/approx_kl"] for r in rows])
     out = tmp_path / "kl.png"
-    code, _, err = run_cli(["plot", *map(str, two_runs), "--metric", "loss/approx_kl", "--eval",
+    code, _, err = run_cli(["plot", *map(str, two_runs), "--metric", "loss/approx_kl",
                             "--out", str(out)], capsys)
     assert code == 0, err
     assert out.read_bytes()[:8] == PNG
+
+
+def test_a_metric_missing_from_some_chunks_is_a_gap(tmp_path: Path) -> None:
+    """A chunk may lack a metric (a win rate where no episode ended): a gap, not an error."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"algo": "ppo", "env": "gymnax/CartPole-v1"}))
+    rows = [{"env_steps": 100, "episode_return": [None, 1.0]},
+            {"env_steps": 200, "episode_return": [2.0, 3.0], "win_rate": [0.5, 1.0]},
+            {"env_steps": 300, "episode_return": [2.0, 3.0]}]
+    (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    curves = load_curves(run, "win_rate")
+    np.testing.assert_array_equal(np.isnan(curves.returns), [[1, 1], [0, 0], [1, 1]])
+    assert curves.returns[1].tolist() == [0.5, 1.0]
 
 
 @pytest.mark.parametrize("argv, hint", [
     (["missing-dir"], "does not exist"),
     (["RUN", "--label", "a", "--label", "b"], "--label was given 2 times for 1 runs"),
     (["RUN", "--out-suffix", ".gif"], "must end in .png, .svg or .pdf"),
-    (["RUN", "--metric", "loss/nope"], "rl: error: '{RUN}' logged no metric 'loss/nope'; its "
-                                       "metrics: episode_length_mean, episode_return, "),
+    (["RUN", "--metric", "loss/nope"], "rl: error: '{RUN}' logged no metric 'loss/nope'; pass "
+                                       "--metric one of: episode_length_mean, episode_return, "),
+    (["RUN", "--metric", "loss/approx_kl", "--eval"], "with --metric loss/approx_kl drop --eval"),
 ])
 def test_rl_plot_bad_input_is_one_line(argv, hint, two_runs, tmp_path: Path, capsys) -> None:
     out = tmp_path / "pic.png"

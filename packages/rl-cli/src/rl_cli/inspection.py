@@ -90,10 +90,11 @@ def render_(run_dir: Path, out: Path | None, member: int, seed: int, stochastic:
                    "settings that differ between the runs).")
 @click.option("--members", is_flag=True, help="Also draw every member's curve faintly.")
 @click.option("--eval", "evaluation", is_flag=True,
-              help="Also draw the periodic greedy evaluations (runs with --eval-every), dashed.")
-@click.option("--metric", default="episode_return", show_default=True,
-              help="The logged quantity to draw (a key of metrics.jsonl, e.g. loss/approx_kl, "
-                   "loss/entropy).")
+              help="Also draw the periodic greedy evaluations (runs with --eval-every), dashed "
+                   "(with the return only).")
+@click.option("--metric", default="episode_return", show_default=True,  # plots.RETURN
+              help="The logged quantity to draw (a numeric key of metrics.jsonl, e.g. "
+                   "loss/approx_kl, loss/entropy).")
 def plot(run_dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], members: bool,
          evaluation: bool, metric: str) -> None:
     """Overlay the learning curves of `rl run` directories: each run's mean return (or another

@@ -58,24 +58,31 @@ def load_curves(run_dir: Path, metric: str = RETURN) -> Curves:
     try:
         rows = [json.loads(line) for line in
                 (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
-        evals = [r for r in rows if r.get("eval")]  # periodic evaluations: their own records
-        rows = [r for r in rows if not r.get("eval")]
-        if rows and metric not in rows[-1]:
-            logged = sorted(k for k, v in rows[-1].items() if isinstance(v, (int, float, list))
-                            and k not in ("update", "env_steps"))
-            raise UserError(f"'{run_dir}' logged no metric '{metric}'; its metrics: "
-                            f"{', '.join(logged)}")
-        steps = np.array([r["env_steps"] for r in rows], dtype=np.float64)
-        returns = _matrix([v if isinstance(v := r[metric], list) else [v] for r in rows])
-        eval_steps = np.array([r["env_steps"] for r in evals], dtype=np.float64)
-        eval_returns = _matrix([r["greedy_return"] for r in evals])
-    except UserError:
-        raise
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+    except json.JSONDecodeError as e:
         raise UserError(f"'{run_dir}' has unreadable metrics ({type(e).__name__}: {e}); it is "
                         "not a directory `rl run` wrote") from None
+    evals = [r for r in rows if r.get("eval")]  # periodic evaluations: their own records
+    rows = [r for r in rows if not r.get("eval")]
     if not rows:
         raise UserError(f"'{run_dir}/metrics.jsonl' is empty: the run logged no chunk yet")
+    if not any(metric in r for r in rows):
+        # A metric may be absent from some chunks (a win rate where no episode ended).
+        logged = sorted({k for r in rows for k, v in r.items()
+                         if not isinstance(v, dict) and k not in ("update", "env_steps")})
+        raise UserError(f"'{run_dir}' logged no metric '{metric}'; pass --metric one of: "
+                        f"{', '.join(logged)}")
+    try:
+        steps = np.array([r["env_steps"] for r in rows], dtype=np.float64)
+        # A chunk without the metric is a gap, as a chunk without an ended episode is.
+        values = [r.get(metric) for r in rows]
+        width = max(len(v) if isinstance(v, list) else 1 for v in values)
+        returns = _matrix([v if isinstance(v, list) else [None] * width if v is None else [v]
+                           for v in values])
+        eval_steps = np.array([r["env_steps"] for r in evals], dtype=np.float64)
+        eval_returns = _matrix([r["greedy_return"] for r in evals])
+    except (KeyError, TypeError, ValueError) as e:
+        raise UserError(f"'{run_dir}' has unreadable metrics ({type(e).__name__}: {e}); it is "
+                        "not a directory `rl run` wrote") from None
     return Curves(run_dir, config, steps, returns, eval_steps, eval_returns, metric)
 
 
@@ -202,8 +209,10 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
     """Several runs, one panel per environment: each run's mean over members with its 95% band
     (and its members faintly with `members`, its periodic greedy evaluations dashed with
     `evaluation`), labelled by `labels` or by `labels_for` in one legend under the panels;
-    `metric` another logged quantity in place of the return (the evaluations are returns:
-    not drawn then)."""
+    `metric` another logged quantity in place of the return."""
+    if evaluation and metric != RETURN:
+        raise UserError(f"--eval draws the greedy evaluations' returns beside the return; with "
+                        f"--metric {metric} drop --eval")
     runs = [load_curves(d, metric) for d in run_dirs]
     if labels is not None and len(labels) != len(runs):
         raise UserError(f"--label was given {len(labels)} times for {len(runs)} runs; give one "
@@ -226,9 +235,12 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
     width = int(14 * fig.get_figwidth())  # characters of a 7-point label across the figure
     for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
         draw_run(axes[str(curves.config.get("env"))], curves, textwrap.fill(label, width),
-                 members, colors[i % len(colors)], evaluation and metric == RETURN)
+                 members, colors[i % len(colors)], evaluation)
+    # A metric logged once per chunk (the mean over members already) has no band.
+    banded = any(c.returns.shape[1] > 1 for c in runs)
     for env, ax in axes.items():
-        _decorate(ax, f"{env}: mean over members, 95% band", legend=False, metric=metric)
+        _decorate(ax, f"{env}: mean over members, 95% band" if banded else f"{env}: {metric}",
+                  legend=False, metric=metric)
     handles, names = [], []
     for ax in axes.values():
         for h, n in zip(*ax.get_legend_handles_labels(), strict=True):
