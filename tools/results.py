@@ -369,9 +369,15 @@ def curves_figure_path(suite: str) -> Path:
 def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
     """One panel per task, one line per algorithm: the mean over seeds of the training return
     along the run (`compact_curve`) with its 95% Student-t band over seeds."""
+    import matplotlib
+
     from rl_cli.plots import mean_band
 
     envs = list(dict.fromkeys(r["env"] for r in rows))
+    # One colour per algorithm in every panel.
+    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {a: cycle[i % len(cycle)] for i, a in enumerate(dict.fromkeys(r["algo"]
+                                                                           for r in rows))}
     fig, axes, cols = _panels(len(envs), 3.4, 2.8)
     for ax, env in zip(axes.flat, envs, strict=False):
         for r in (r for r in rows if r["env"] == env):
@@ -379,9 +385,12 @@ def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
             per_seed = np.array([[np.nan if v is None else v for v in m]
                                  for m in r["curve"]["per_seed"]], np.float64)  # [M, P]
             mean, half = mean_band(per_seed.T)
-            (line,) = ax.plot(steps, mean, lw=1.2, label=r["algo"])
-            ax.fill_between(steps, mean - half, mean + half, color=line.get_color(), alpha=0.2,
-                            lw=0)
+            # Points where no seed's episode ended are gaps; the line joins across them (long
+            # fixed-length episodes, Freeway's, end in only some groups of chunks).
+            ok = np.isfinite(mean)
+            ax.plot(steps[ok], mean[ok], lw=1.2, label=r["algo"], color=colour[r["algo"]])
+            ax.fill_between(steps[ok], (mean - half)[ok], (mean + half)[ok],
+                            color=colour[r["algo"]], alpha=0.2, lw=0)
         ax.set_title(env.split("/")[-1], fontsize=8)
         ax.set_xlabel("environment steps per seed", fontsize=7)
         ax.tick_params(labelsize=7)
