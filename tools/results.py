@@ -376,15 +376,12 @@ def curves_figure_path(suite: str) -> Path:
 def write_curves_figure(suite: str, rows: list[dict[str, Any]]) -> Path:
     """One panel per task, one line per algorithm: the mean over seeds of the training return
     along the run (`compact_curve`) with its 95% Student-t band over seeds."""
-    import matplotlib
-
-    from rl_cli.plots import mean_band
+    from rl_cli.plots import mean_band, palette
 
     envs = list(dict.fromkeys(r["env"] for r in rows))
-    # One colour per algorithm in every panel.
-    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
-    colour = {a: cycle[i % len(cycle)] for i, a in enumerate(dict.fromkeys(r["algo"]
-                                                                           for r in rows))}
+    cycle = palette()  # one colour per algorithm in every panel
+    colour = {a: cycle[i % len(cycle)]
+              for i, a in enumerate(dict.fromkeys(r["algo"] for r in rows))}
     fig, axes, cols = _panels(len(envs), 3.4, 2.8)
     for ax, env in zip(axes.flat, envs, strict=False):
         for r in (r for r in rows if r["env"] == env):
@@ -688,10 +685,9 @@ def main() -> None:
         for task in tasks:
             print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
             row = run_task(task, args.seeds, Path(logdir))
+            run_dir = row.pop("run_dir")
             if args.keep_runs:
-                print(f"  kept {row.pop('run_dir')}", file=sys.stderr, flush=True)
-            else:
-                row.pop("run_dir")
+                print(f"  kept {run_dir}", file=sys.stderr, flush=True)
             dp = _digits(row["greedy"])
             print(f"  greedy IQM {_stat(row['greedy'], dp)}, "
                   f"worst {_num(row['greedy']['min'], dp)}; {row['wall_seconds']:.0f} s",

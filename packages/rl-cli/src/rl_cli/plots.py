@@ -34,7 +34,6 @@ class Curves(NamedTuple):
     # (with another `metric`: its values, [T, 1] where the run logs one value per chunk)
     eval_steps: np.ndarray  # [E] steps of the periodic greedy evaluations (`--eval-every`)
     eval_returns: np.ndarray  # [E, M] each member's mean greedy return there
-    metric: str = RETURN
 
     @property
     def mean_band(self) -> tuple[np.ndarray, np.ndarray]:
@@ -83,7 +82,15 @@ def load_curves(run_dir: Path, metric: str = RETURN) -> Curves:
     except (KeyError, TypeError, ValueError) as e:
         raise UserError(f"'{run_dir}' has unreadable metrics ({type(e).__name__}: {e}); it is "
                         "not a directory `rl run` wrote") from None
-    return Curves(run_dir, config, steps, returns, eval_steps, eval_returns, metric)
+    return Curves(run_dir, config, steps, returns, eval_steps, eval_returns)
+
+
+def palette() -> list[str]:
+    """matplotlib's colour cycle: the i-th run or algorithm of a figure takes colour i (mod its
+    length) in every panel."""
+    import matplotlib
+
+    return matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
 
 
 def _matrix(rows: list[list[float | None]]) -> np.ndarray:
@@ -221,7 +228,6 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
         raise UserError(f"--out {out}: the picture's name must end in .png, .svg or .pdf")
     import textwrap
 
-    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -231,7 +237,7 @@ def plot_runs(run_dirs: list[Path], out: Path, labels: list[str] | None = None,
     fig = Figure(figsize=(max(7.0, 5.0 * len(envs)), 4.2))
     FigureCanvasAgg(fig)
     axes = dict(zip(envs, fig.subplots(1, len(envs), squeeze=False)[0], strict=True))
-    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = palette()
     width = int(14 * fig.get_figwidth())  # characters of a 7-point label across the figure
     for i, (curves, label) in enumerate(zip(runs, labels or labels_for(runs), strict=True)):
         draw_run(axes[str(curves.config.get("env"))], curves, textwrap.fill(label, width),
