@@ -61,10 +61,8 @@ def test_exact_outcome_matches_play_and_optimal_play_never_loses() -> None:
     for g in range(games):
         me, board = g % 2, tuple([t.EMPTY] * 9)
         while not t.is_final(board):
-            c = t.mover(board)
-            cell = first_empty[board] if c == me else rng.choice(
-                [i for i in range(9) if board[i] == t.EMPTY])
-            board = board[:cell] + (c,) + board[cell + 1:]
+            board = (t.play(board, first_empty[board]) if t.mover(board) == me
+                     else rng.choice(t.children(board)))
         lost += t.winner(board) == 1 - me
     sd = np.sqrt(r["overall"]["loss"] * (1 - r["overall"]["loss"]) / games)
     assert abs(lost / games - r["overall"]["loss"]) < 4 * sd
@@ -77,14 +75,11 @@ def test_exact_outcome_matches_play_and_optimal_play_never_loses() -> None:
             return -1  # the previous mover completed a line
         if t.EMPTY not in board:
             return 0
-        c = t.mover(board)
-        return max(-score(board[:i] + (c,) + board[i + 1:])
-                   for i in range(9) if board[i] == t.EMPTY)
+        return max(-score(nxt) for nxt in t.children(board))
 
     def best(board: tuple[int, ...]) -> int:
-        c = t.mover(board)
         return max((i for i in range(9) if board[i] == t.EMPTY),
-                   key=lambda i: -score(board[:i] + (c,) + board[i + 1:]))
+                   key=lambda i: -score(t.play(board, i)))
 
     optimal = t.analyse({b: best(b) for b in boards})
     assert optimal["overall"]["loss"] == 0.0 and optimal["faults"]["missed_block"] == 0

@@ -55,14 +55,14 @@ def is_final(board: Board) -> bool:
     return winner(board) >= 0 or EMPTY not in board
 
 
-def open_lines(board: Board, colour: int) -> list[int]:
-    """The cells that would complete a line of `colour` (two of its marks and an empty cell)."""
-    cells = set()
-    for line in LINES:
-        marks = [board[i] for i in line]
-        if marks.count(colour) == 2 and marks.count(EMPTY) == 1:
-            cells.add(line[marks.index(EMPTY)])
-    return sorted(cells)
+def play(board: Board, cell: int) -> Board:
+    """The position after the mover marks `cell`."""
+    return board[:cell] + (mover(board),) + board[cell + 1:]
+
+
+def children(board: Board) -> list[Board]:
+    """The positions after each legal move."""
+    return [play(board, i) for i in range(9) if board[i] == EMPTY]
 
 
 def positions() -> list[Board]:
@@ -74,8 +74,7 @@ def positions() -> list[Board]:
         if board in seen or is_final(board):
             continue
         seen[board] = None
-        c = mover(board)
-        frontier += [board[:i] + (c,) + board[i + 1:] for i in range(9) if board[i] == EMPTY]
+        frontier += children(board)
     return list(seen)
 
 
@@ -86,6 +85,24 @@ def planes(boards: list[Board]) -> tuple[np.ndarray, np.ndarray]:
     c = np.array([mover(x) for x in boards], np.int32)[:, None]
     obs = np.stack([b == c, b == 1 - c], -1).reshape(len(boards), 3, 3, 2).astype(np.float32)
     return obs, b == EMPTY
+
+
+@cache
+def completing_cells() -> dict[Board, tuple[frozenset[int], frozenset[int]]]:
+    """Per non-final position, the cells with which the mover, then its opponent, would complete
+    a line at once: the adapter's own look-ahead (`rl_envs.pgx_adapter.winning_moves`, the greedy
+    player's rule), put to every position in one batch."""
+    import jax
+
+    from rl_envs.pgx_adapter import winning_moves
+
+    boards = positions()
+    obs, legal = planes(boards)
+    own, other = obs[..., 0] > 0, obs[..., 1] > 0
+    cells = jax.vmap(lambda a, b, m: winning_moves("tic_tac_toe", a, b, m))
+    wins, threats = np.asarray(cells(own, other, legal)), np.asarray(cells(other, own, legal))
+    return {b: (frozenset(np.flatnonzero(w).tolist()), frozenset(np.flatnonzero(t).tolist()))
+            for b, w, t in zip(boards, wins, threats, strict=True)}
 
 
 def greedy_moves(run_dir: Path, boards: list[Board]) -> np.ndarray:
@@ -122,6 +139,8 @@ def analyse(move: dict[Board, int]) -> dict[str, Any]:
     (first, second, and over its random seat), the loss probability charged to each cause, and
     the `faults` counts of the positions it reaches."""
 
+    completing = completing_cells()
+
     @cache
     def value(board: Board, me: int, last: Board | None) -> tuple[float, ...]:
         """P(win, draw, loss) from `board` with the agent playing `me`, and the loss split as
@@ -129,27 +148,25 @@ def analyse(move: dict[Board, int]) -> dict[str, Any]:
         w = winner(board)
         if w >= 0 or EMPTY not in board:
             return (float(w == me), float(w < 0), float(w == 1 - me), 0.0, 0.0, 0.0)
-        c = mover(board)
-        if c == me:
-            cell = move[board]
-            return value(board[:cell] + (c,) + board[cell + 1:], me, board)
-        cells = [i for i in range(9) if board[i] == EMPTY]
+        if mover(board) == me:
+            return value(play(board, move[board]), me, board)
+        replies = children(board)
         total = np.zeros(6)
-        for i in cells:
-            nxt = board[:i] + (c,) + board[i + 1:]
-            if winner(nxt) == c:  # the loss is charged to the agent's latest move
-                total += np.array((0, 0, 1, *blame(last, me)))
+        for nxt in replies:
+            if winner(nxt) == 1 - me:  # the loss is charged to the agent's latest move
+                total += np.array((0, 0, 1, *blame(last)))
             else:
                 total += value(nxt, me, last)
-        return tuple(total / len(cells))
+        return tuple(total / len(replies))
 
-    def blame(last: Board | None, me: int) -> tuple[float, float, float]:
+    def blame(last: Board | None) -> tuple[float, float, float]:
         """The cause of a loss, read from the position of the agent's latest move."""
         if last is None:  # no line is complete before the agent's first move
             raise AssertionError("a loss before the agent moved")
-        if open_lines(last, me):  # it lost, so it did not complete the line
+        wins, threats = completing[last]
+        if wins:  # it lost, so it did not complete the line
             return (1.0, 0.0, 0.0)
-        return (0.0, 1.0, 0.0) if len(open_lines(last, 1 - me)) == 1 else (0.0, 0.0, 1.0)
+        return (0.0, 1.0, 0.0) if len(threats) == 1 else (0.0, 0.0, 1.0)
 
     empty = tuple([EMPTY] * 9)
     first, second = np.array(value(empty, 0, None)), np.array(value(empty, 1, None))
@@ -161,11 +178,12 @@ def analyse(move: dict[Board, int]) -> dict[str, Any]:
     outcomes = ("win", "draw", "loss")
     out = {"first": named(outcomes, first[:3]), "second": named(outcomes, second[:3]),
            "overall": named(outcomes, both[:3]), "loss_by_cause": named(CAUSES, both[3:])}
-    out["faults"] = faults(move)
+    out["faults"] = faults(move, completing)
     return out
 
 
-def faults(move: dict[Board, int]) -> dict[str, int]:
+def faults(move: dict[Board, int],
+           completing: dict[Board, tuple[frozenset[int], frozenset[int]]]) -> dict[str, int]:
     """Positions the agent reaches against the random player (either seat) where its move
     misses a win or a single block."""
     counts = {"positions": 0, "missed_win": 0, "missed_block": 0}
@@ -176,16 +194,14 @@ def faults(move: dict[Board, int]) -> dict[str, int]:
         if is_final(board) or (board, me) in seen:
             continue
         seen.add((board, me))
-        c = mover(board)
-        if c == me:
+        if mover(board) == me:
             counts["positions"] += 1
-            cell, wins, threats = move[board], open_lines(board, me), open_lines(board, 1 - me)
+            cell, (wins, threats) = move[board], completing[board]
             counts["missed_win"] += bool(wins) and cell not in wins
             counts["missed_block"] += (not wins and len(threats) == 1 and cell not in threats)
-            frontier.append((board[:cell] + (c,) + board[cell + 1:], me))
+            frontier.append((play(board, cell), me))
         else:
-            frontier += [(board[:i] + (c,) + board[i + 1:], me)
-                         for i in range(9) if board[i] == EMPTY]
+            frontier += [(nxt, me) for nxt in children(board)]
     return counts
 
 
