@@ -102,3 +102,11 @@ def test_small_rows_print_two_decimals_and_board_games_their_losses() -> None:
     assert results.outcome_note(row) == ("; won / drawn / lost 92.5 / 6.5 / 1.0%, worst seed "
                                          "lost 2.0%")
     assert results.outcome_note({}) == ""
+
+
+def test_rows_name_their_machine_or_say_it_was_not_recorded() -> None:
+    results = _tool()
+    meta = {"commit": "abc1234", "date": "2026-01-01"}
+    assert results._commit_cell({}, meta) == "`abc1234` | 2026-01-01 | not recorded"
+    assert results._commit_cell({"commit": "def5678", "machine": "AMD EPYC, 1 device, jax 0.1"},
+                                meta) == "`def5678` | 2026-01-01 | AMD EPYC, 1 device, jax 0.1"

@@ -247,6 +247,7 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
     from rich.console import Console
 
     from rl_cli.after import summary_outcomes
+    from rl_cli.machine import machine_line
     from rl_cli.plots import load_curves
     from rl_cli.request import RunRequest
     from rl_cli.runner import execute
@@ -256,7 +257,8 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
                      progress=False, eval_episodes=task.eval_episodes, checkpoint_minutes=0.0)
     t0 = time.perf_counter()
     summary = execute(req, console=Console(quiet=True))
-    curves = load_curves(Path(summary["run_dir"]))
+    run_dir = Path(summary["run_dir"])
+    curves = load_curves(run_dir)
     outcomes = summary_outcomes(summary)  # board games
     return {
         "algo": task.algo, "env": task.env, "env_kwargs": task.env_kwargs, "sets": task.sets,
@@ -266,6 +268,7 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
         "training": summarise(summary["final_return_per_member"]),
         "compile_seconds": summary["compile_seconds"], "run_seconds": summary["run_seconds"],
         "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
+        "machine": machine_line(json.loads((run_dir / "config.json").read_text())),
         "curve": compact_curve(curves.steps, curves.returns),
         **({"outcomes": outcomes} if outcomes else {}),
         "run_dir": summary["run_dir"],  # for --keep-runs to name; not stored
@@ -528,7 +531,11 @@ def write_doc(store: dict[str, Any]) -> None:
         "terms), so the greedy interval is over seeds given those episodes; on a task whose start",
         "state matters (Pendulum's start angle) the greedy figure also carries the luck of those",
         "few episodes, the training figure does not. Times are wall seconds on the 2-core CPU",
-        "machine, often shared with other work, so indicative only. The reference is the",
+        "machine, often shared with other work, so indicative only. A row is bitwise",
+        "reproducible by its command on the processor model and jax version its last column",
+        "names (its seeds on one device); another processor compiles the program to other",
+        "vector code, whose rounding differs, and over a run the returns drift apart from",
+        "the row's (`rl_cli.machine`). The reference is the",
         "published figure the row is set against; its source is named. Each row also keeps",
         "its training curve (each seed's training return along the run, in at most 100 groups",
         "of logged chunks), drawn per task in the suite's curves figure; a published comparison",
@@ -540,12 +547,13 @@ def write_doc(store: dict[str, Any]) -> None:
         meta = rows["meta"]
         lines += [f"## {suite}", "",
                   f"`uv run python tools/results.py --suite {suite} --seeds {meta['seeds']}` "
-                  f"(suite compute {meta['wall_seconds']:,.0f} s; each row's commit and date in "
-                  "its last columns).", "",
+                  f"(suite compute {meta['wall_seconds']:,.0f} s; each row's commit, date and "
+                  "machine in its last columns).", "",
                   "| algo | task | steps/seed | seeds | greedy IQM [95% CI] | worst seed | "
                   "training IQM [95% CI] | compile s | train s | reference (source) | commit | "
-                  "date |",
-                  "| --- | --- | ---: | ---: | --- | ---: | --- | ---: | ---: | --- | --- | --- |"]
+                  "date | machine |",
+                  "| --- | --- | ---: | ---: | --- | ---: | --- | ---: | ---: | --- | --- | --- "
+                  "| --- |"]
         write_figure(suite, rows)
         for r in rows["rows"]:
             g, t = r["greedy"], r["training"]
@@ -597,9 +605,12 @@ def reference(suite: str, row: dict[str, Any]) -> str:
 
 
 def _commit_cell(row: dict[str, Any], meta: dict[str, Any]) -> str:
-    """`commit | date` of the code a row was measured with: the suite's, or the row's own when
-    it was rerun alone (`--only`)."""
-    return f"`{row.get('commit', meta['commit'])}` | {row.get('date', meta['date'])}"
+    """`commit | date | machine` a row was measured with: the suite's commit and date, or the
+    row's own when it was rerun alone (`--only`); the machine as the row's run recorded it
+    (`rl_cli.machine`), "not recorded" for rows measured before runs recorded their
+    processor."""
+    return (f"`{row.get('commit', meta['commit'])}` | {row.get('date', meta['date'])} | "
+            f"{row.get('machine', 'not recorded')}")
 
 
 def quote(suite: str, rows: dict[str, Any]) -> list[str]:
@@ -607,10 +618,10 @@ def quote(suite: str, rows: dict[str, Any]) -> list[str]:
     meta = rows["meta"]
     lines = [f"From [docs/results.md](results.md) (`tools/results.py --suite {suite} --seeds "
              f"{meta['seeds']}`): greedy evaluation and training return, interquartile mean over "
-             "seeds [95% bootstrap CI], and the commit each row was measured at.", "",
+             "seeds [95% bootstrap CI], and the commit, date and machine of each row.", "",
              "| algo | task | steps/seed | seeds | greedy | worst seed | training | commit | "
-             "date |",
-             "| --- | --- | ---: | ---: | --- | ---: | --- | --- | --- |"]
+             "date | machine |",
+             "| --- | --- | ---: | ---: | --- | ---: | --- | --- | --- | --- |"]
     for r in rows["rows"]:
         g, t = r["greedy"], r["training"]
         dp = _digits(g, t)

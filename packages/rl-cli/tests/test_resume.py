@@ -263,12 +263,19 @@ def test_killed_sweep_resumes_bitwise(tmp_path) -> None:
 
 def test_finished_run_trains_further(references, tmp_path, capsys) -> None:
     """`rl resume --total-timesteps` extends a finished run from its final checkpoint: the first
-    updates are the run's own, the new ones follow, and the summary counts the new total."""
+    updates are the run's own, the new ones follow, and the summary counts the new total. A run
+    started on another processor resumes, says that the continuation's rounding differs, and
+    keeps the machine it started on beside the one of each resume."""
     import shutil
+
+    from rl_cli.machine import processor
 
     run_dir = tmp_path / "run"
     shutil.copytree(references["ppo"], run_dir)
     before = _metrics(run_dir)
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["processor"] == processor(), config.get("processor")
+    (run_dir / "config.json").write_text(json.dumps({**config, "processor": "Other CPU 9"}))
     steps = CASES["ppo"][1] * 3 // 2  # 40,960 -> 61,440 steps: 80 -> 120 updates
     code, out, err = run_cli(["resume", str(run_dir), "--total-timesteps", str(steps),
                               "--no-progress"], capsys)
@@ -281,6 +288,9 @@ def test_finished_run_trains_further(references, tmp_path, capsys) -> None:
     assert summary["total_timesteps"] == steps and summary["resumed_from_update"] == 80
     config = json.loads((run_dir / "config.json").read_text())
     assert config["num_updates"] == 120 and config["resumed"][0]["from_update"] == 80
+    assert config["processor"] == "Other CPU 9"
+    assert config["resumed"][0]["processor"] == processor()
+    assert "started on Other CPU 9, 1 device, jax " in " ".join(out.split()), out
 
 
 def test_copies_of_one_ctrl_c_stop_once_and_a_later_one_aborts(monkeypatch) -> None:

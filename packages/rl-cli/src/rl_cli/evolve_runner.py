@@ -51,6 +51,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
 
     from rl_algos import evolve
     from rl_cli.evolve_plots import plot_fitness, plot_meta_function
+    from rl_cli.machine import machine_record
 
     root = jax.random.PRNGKey(req.seed)
     state = evolve.initial_state(p.strategy, root, p.template)
@@ -67,7 +68,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     (run_dir / SETTINGS).write_text(json.dumps({
         "request": dataclasses.asdict(req), "config": dataclasses.asdict(p.config),
         "hparams": p.hparams._asdict(), "num_meta_params": int(p.strategy.es.num_dims),
-        "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
+        **machine_record(),
         "command": sys.argv}, indent=2))
     history = read_history(run_dir, prog.next_generation)
 

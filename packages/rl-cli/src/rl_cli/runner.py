@@ -55,6 +55,7 @@ def execute(req: RunRequest, console: Console | None = None,
     import jax.numpy as jnp
 
     from rl_algos.common import hparams_as_arrays
+    from rl_cli.machine import machine_change, machine_record
     from rl_core import chunk_length, is_main_process
 
     main = is_main_process()  # only process 0 writes files and prints
@@ -91,8 +92,7 @@ def execute(req: RunRequest, console: Console | None = None,
         "hparams": hparams_record(prep.spec, prep.hparams, req.meta_params),
         "num_updates": algo.num_updates, "steps_per_member": total_steps,
         "steps_per_update": algo.steps_per_update, "log_every_updates": chunk_len,
-        "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
-        "process_count": jax.process_count(),
+        **machine_record(),
         "parallelism": parallelism(mesh, req.data_parallel, req.devices),
         "command": sys.argv,
         "request": request_record(req, chunk_len),
@@ -110,7 +110,8 @@ def execute(req: RunRequest, console: Console | None = None,
             f"[bold]{req.algo}[/] on [bold]{req.env}[/]", f"{n} seed(s)",
             f"{total_steps:,} steps each", f"preset {prep.preset or 'none'}",
             config_record["parallelism"], f"run dir {escape(str(run_dir))}",
-            f"resuming at update {done}/{algo.num_updates}" if point else "")
+            f"resuming at update {done}/{algo.num_updates}" if point else "",
+            escape(machine_change(config_record)) if point else "")
 
         timings.mark("members, capacity check, config.json")
         logger = None

@@ -64,12 +64,12 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     import json
     import sys
 
-    import jax
     from rich.console import Console
     from rich.markup import escape
 
     from rl_cli.checkpointer import check_cadence, checkpointer_for
     from rl_cli.health import HealthMonitor
+    from rl_cli.machine import machine_change, machine_record
     from rl_cli.overrides import as_jsonable
     from rl_cli.progress import header
     from rl_cli.reporting import SweepLogger, ranking_table
@@ -117,8 +117,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                 "points": [as_jsonable(p) for p in plan.points],
                 "num_updates": algo.num_updates, "steps_per_update": algo.steps_per_update,
                 "steps_per_member": total_steps,
-                "jax_version": jax.__version__, "devices": [str(d) for d in jax.devices()],
-                "process_count": jax.process_count(),
+                **machine_record(),
                 "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
                 "command": sys.argv,
                 "sweep_request": {**{k: getattr(req, k)
@@ -137,7 +136,8 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
             f"[bold]sweep[/] {req.algo} on [bold]{req.env}[/]",
             f"{len(plan.points)} point(s) x {req.num_seeds} seed(s) = {n} members in one program",
             f"{total_steps:,} steps each", mesh_note, f"run dir {escape(str(run_dir))}",
-            f"resuming at update {done}/{algo.num_updates}" if point else "")
+            f"resuming at update {done}/{algo.num_updates}" if point else "",
+            escape(machine_change(record)) if point else "")
         logger = None
         if run_dir is not None:
             hp_rows = [{k: float(v) for k, v in plan.points[m.point]._asdict().items()}

@@ -1,0 +1,34 @@
+"""The record of the machine a run was computed on (`rl_cli.machine`): what it names, and when a
+resume says that its machine differs from the run's."""
+
+from __future__ import annotations
+
+import jax
+
+from rl_cli.machine import machine_change, machine_line, machine_record, processor
+
+
+def test_the_record_names_this_processor_jax_and_devices() -> None:
+    record = machine_record()
+    assert record["processor"] == processor() and record["processor"].strip()
+    assert record["jax_version"] == jax.__version__
+    assert len(record["devices"]) == jax.device_count() >= 1
+    n = jax.device_count()
+    assert machine_line(record) == (f"{processor()}, {n} device{'s' if n > 1 else ''}, "
+                                    f"jax {jax.__version__}")
+
+
+def test_older_records_name_what_they_have() -> None:
+    assert machine_line({"jax_version": "0.4.1", "devices": ["a", "b"]}) == (
+        "processor not recorded, 2 devices, jax 0.4.1")
+    assert machine_line({}) == "processor not recorded"
+
+
+def test_a_resume_names_a_change_of_processor_or_jax_only() -> None:
+    here = machine_record()
+    assert machine_change(here) == ""
+    assert machine_change({**here, "devices": ["x"] * 7}) == ""  # the arrangement is the request's
+    assert machine_change({"jax_version": "0.1"}) == ""  # recorded before processors were
+    moved = machine_change({**here, "processor": "Other CPU"})
+    assert moved.startswith("started on Other CPU, ") and f"resumed on {processor()}" in moved
+    assert "not bitwise" in machine_change({**here, "jax_version": "0.0.1"})
