@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import jax
 
-from rl_cli.machine import machine_change, machine_line, machine_record, processor
+from rl_cli.machine import (
+    MACHINE_KEYS,
+    machine_change,
+    machine_line,
+    machine_record,
+    processor,
+    started_machine,
+)
 
 
 def test_the_record_names_this_processor_jax_and_devices() -> None:
@@ -32,3 +39,13 @@ def test_a_resume_names_a_change_of_processor_or_jax_only() -> None:
     moved = machine_change({**here, "processor": "Other CPU"})
     assert moved.startswith("started on Other CPU, ") and f"resumed on {processor()}" in moved
     assert "not bitwise" in machine_change({**here, "jax_version": "0.0.1"})
+
+
+def test_a_resume_keeps_the_starting_machine_or_none() -> None:
+    """A record written before processors were recorded gives None for what it lacks, so a
+    resume on a new processor does not claim the run started there."""
+    old = {"jax_version": "0.4.1", "devices": ["cpu:0"], "command": ["rl"]}
+    kept = started_machine(old)
+    assert list(kept) == list(MACHINE_KEYS) and kept["processor"] is None
+    assert kept["jax_version"] == "0.4.1" and machine_change(kept) == ""
+    assert machine_line(kept) == "processor not recorded, 1 device, jax 0.4.1"

@@ -51,7 +51,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
 
     from rl_algos import evolve
     from rl_cli.evolve_plots import plot_fitness, plot_meta_function
-    from rl_cli.machine import machine_record
+    from rl_cli.machine import machine_change, machine_record, started_machine
 
     root = jax.random.PRNGKey(req.seed)
     state = evolve.initial_state(p.strategy, root, p.template)
@@ -65,10 +65,19 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     else:
         run_dir = new_run_dir(logdir, f"evolve-{req.meta}-{req.envs[0]}", run_name)
         prog = Progress(0, -math.inf, p.template, -1)
+    # A resumed evolution keeps the machine it started on (and says when this one differs).
+    earlier = None
+    if resume is not None:
+        try:
+            earlier = json.loads((run_dir / SETTINGS).read_text())
+        except (OSError, ValueError):  # missing or damaged: it is rewritten below
+            earlier = None
+    if earlier is not None and machine_change(earlier):
+        console.print(escape(machine_change(earlier)))
     (run_dir / SETTINGS).write_text(json.dumps({
         "request": dataclasses.asdict(req), "config": dataclasses.asdict(p.config),
         "hparams": p.hparams._asdict(), "num_meta_params": int(p.strategy.es.num_dims),
-        **machine_record(),
+        **(machine_record() if earlier is None else started_machine(earlier)),
         "command": sys.argv}, indent=2))
     history = read_history(run_dir, prog.next_generation)
 

@@ -1,5 +1,7 @@
-"""What a run was computed on, recorded in the config.json of every `rl run`, `rl sweep` and
-`rl evolve`: the processor model, the jax version and the devices.
+"""What a run was computed on, recorded in the config.json of every `rl run` and `rl sweep` (the
+evolve.json of `rl evolve`): the processor model, the jax version and the devices. A resumed run
+keeps the machine it started on there, and `rl run`/`rl sweep` record each resume's own beside
+it.
 
 Why it is recorded: a run is bitwise reproducible from its command (same seeds, same device
 arrangement) only on the same processor model and jax version. XLA compiles the program for the
@@ -12,17 +14,22 @@ so the rounding too. With the record, a rerun that differs is told apart from a 
 
 from __future__ import annotations
 
+import platform
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import jax
 
+MACHINE_KEYS = ("processor", "jax_version", "devices", "process_count")
+
 
 def processor() -> str:
     """The model of the processor that computes: an accelerator's kind (e.g. "NVIDIA H200"), or
-    on CPU the host's model name as Linux reports it (e.g. "AMD EPYC"; elsewhere Python's
-    `platform.processor()`, else the architecture)."""
-    kind = jax.devices()[0].device_kind
+    on CPU the host's model name: Linux's /proc/cpuinfo (e.g. "AMD EPYC"), macOS's
+    `machdep.cpu.brand_string` (e.g. "Apple M2"), else Python's `platform.processor()`, else the
+    architecture."""
+    kind = jax.local_devices()[0].device_kind
     if jax.default_backend() != "cpu":
         return kind
     try:
@@ -31,36 +38,46 @@ def processor() -> str:
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    import platform
-
+    if platform.system() == "Darwin":
+        try:
+            brand = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], text=True,
+                                   capture_output=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            brand = ""
+        if brand:
+            return brand
     return platform.processor() or platform.machine() or kind
 
 
 def machine_record() -> dict[str, Any]:
-    """config.json's record of the machine: `processor`, `jax_version`, `devices` (every device
-    the process sees) and `process_count`."""
-    return {"processor": processor(), "jax_version": jax.__version__,
-            "devices": [str(d) for d in jax.devices()], "process_count": jax.process_count()}
+    """The record of this machine (`MACHINE_KEYS`): `processor`, `jax_version`, `devices` (every
+    device the processes see) and `process_count`."""
+    return dict(zip(MACHINE_KEYS, (processor(), jax.__version__,
+                                   [str(d) for d in jax.devices()], jax.process_count()),
+                    strict=True))
+
+
+def started_machine(old: dict[str, Any]) -> dict[str, Any]:
+    """A resumed run's record of the machine it started on, from its earlier record `old`: the
+    same keys, None where `old` (written before processors were recorded) has none."""
+    return {k: old.get(k) for k in MACHINE_KEYS}
 
 
 def machine_line(record: dict[str, Any]) -> str:
     """One line naming the machine of a record (`machine_record`'s keys; older records without
     `processor` name only what they have): e.g. "AMD EPYC, 1 device, jax 0.10.2"."""
-    n = len(record.get("devices", []))
-    parts = [record.get("processor", "processor not recorded"),
+    n = len(record.get("devices") or [])
+    parts = [record.get("processor") or "processor not recorded",
              *([f"{n} device{'s' if n != 1 else ''}"] if n else []),
-             *([f"jax {record['jax_version']}"] if "jax_version" in record else [])]
+             *([f"jax {record['jax_version']}"] if record.get("jax_version") else [])]
     return ", ".join(parts)
-
-
-MACHINE_KEYS = ("processor", "jax_version", "devices", "process_count")
 
 
 def machine_change(record: dict[str, Any]) -> str:
     """'' when this process computes on the processor and jax version that `record` (a run's
     config.json) names, or it names no processor (written before processors were recorded);
-    else one line for `rl resume` saying that the continuation's rounding is not the original's."""
-    if "processor" not in record:
+    else one line for a resume saying that the continuation's rounding is not the original's."""
+    if not record.get("processor"):
         return ""
     now = machine_record()
     if all(record.get(k) == now[k] for k in ("processor", "jax_version")):

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from rl_cli.checkpoint import ResumePoint, latest_checkpoint
 from rl_cli.errors import UserError
+from rl_cli.machine import MACHINE_KEYS, machine_record, started_machine
 from rl_cli.request import RunRequest
 from rl_cli.rundir import read_run_config
 
@@ -81,11 +82,11 @@ def resume_point(run_dir: Path, algo: Any, keys: Any, hp: Any, info: dict[str, A
 
 
 # config.json's fields a resume may change: the budget (`--total-timesteps`), where the directory
-# lies, the session's own settings, and the record of the machine and of the sessions. Top-level
-# fields, and fields of the sections named.
-FREE = frozenset({"command", "resumed", "devices", "jax_version", "process_count", "processor",
-                  "parallelism",
-                  "mesh_devices", "num_updates", "steps_per_member"})
+# lies, the session's own settings (its `parallelism`, `mesh_devices`), and the record of the
+# machine (`MACHINE_KEYS`: the one the run started on, kept by `resumed_record`) and of the
+# sessions. Top-level fields, and fields of the sections named.
+FREE = frozenset({"command", "resumed", "parallelism", "mesh_devices", "num_updates",
+                  "steps_per_member", *MACHINE_KEYS})
 FREE_IN = {"config": frozenset({"total_timesteps"}),
            "request": frozenset({"total_timesteps", "progress", "watchdog_seconds", "logdir",
                                  "run_name", "track"}),
@@ -147,10 +148,8 @@ def check_unchanged(run_dir: Path, point: ResumePoint) -> None:
 def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
     """config.json's fields of a resumed run: the command and the machine that started it
     (`rl_cli.machine`), and every resume with its own command and machine."""
-    from rl_cli.machine import MACHINE_KEYS, machine_record
-
     old = read_run_config(run_dir, keys=())
-    return {"command": old.get("command"), **{k: old[k] for k in MACHINE_KEYS if k in old},
+    return {"command": old.get("command"), **started_machine(old),
             "resumed": old.get("resumed", []) + [
                 {"from_update": point.updates_done, "command": sys.argv, **machine_record()}]}
 

@@ -137,7 +137,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
             f"{len(plan.points)} point(s) x {req.num_seeds} seed(s) = {n} members in one program",
             f"{total_steps:,} steps each", mesh_note, f"run dir {escape(str(run_dir))}",
             f"resuming at update {done}/{algo.num_updates}" if point else "",
-            escape(machine_change(record)) if point else "")
+            escape(machine_change(record)) if point and run_dir is not None else "")
         logger = None
         if run_dir is not None:
             hp_rows = [{k: float(v) for k, v in plan.points[m.point]._asdict().items()}
