@@ -72,8 +72,9 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
             earlier = json.loads((run_dir / SETTINGS).read_text())
         except (OSError, ValueError):  # missing or damaged: it is rewritten below
             earlier = None
-    if earlier is not None and machine_change(earlier):
-        console.print(escape(machine_change(earlier)))
+    note = machine_change(earlier) if earlier is not None else ""
+    if note:
+        console.print(escape(note))
     (run_dir / SETTINGS).write_text(json.dumps({
         "request": dataclasses.asdict(req), "config": dataclasses.asdict(p.config),
         "hparams": p.hparams._asdict(), "num_meta_params": int(p.strategy.es.num_dims),
