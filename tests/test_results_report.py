@@ -110,3 +110,36 @@ def test_rows_name_their_machine_or_say_it_was_not_recorded() -> None:
     assert results._commit_cell({}, meta) == "`abc1234` | 2026-01-01 | not recorded"
     assert results._commit_cell({"commit": "def5678", "machine": "AMD EPYC, 1 device, jax 0.1"},
                                 meta) == "`def5678` | 2026-01-01 | AMD EPYC, 1 device, jax 0.1"
+
+
+def test_a_kept_row_stopped_midway_continues_to_the_uninterrupted_result(tmp_path,
+                                                                          monkeypatch) -> None:
+    """A `--keep-runs` row whose run stopped before its end (here: its summary and newest
+    checkpoint gone, as a closed session leaves it) continues from the checkpoint it has, to the
+    per-seed returns and curve of the row run in one go, and says it took two sessions; a
+    finished kept run is not continued but run afresh."""
+    from dataclasses import replace
+
+    results = _tool()
+    request = results.task_request  # checkpoints every 2 of the run's 10 updates
+    monkeypatch.setattr(results, "task_request",
+                        lambda *a: replace(request(*a), log_every=2, checkpoint_every=2))
+    task = results.Task("qlearning", "native/GridWorld", steps=20_000, eval_episodes=4)
+    whole = results.run_task(task, 2, tmp_path / "whole")
+    kept = tmp_path / "kept"
+    first = results.run_task(task, 2, kept, kept=True)
+    run_dir = Path(first.pop("run_dir"))
+    checkpoints = sorted((run_dir / "checkpoints").iterdir())
+    assert len(checkpoints) >= 2, checkpoints
+    (run_dir / "summary.json").unlink()
+    checkpoints[-1].unlink()  # the final one: the run now stops short of its end
+    assert results.unfinished_run(kept, task, 2) == run_dir
+    assert results.unfinished_run(kept, task, 3) is None  # another row's seeds
+    again = results.run_task(task, 2, kept, kept=True)
+    assert Path(again.pop("run_dir")) == run_dir
+    assert again["sessions"] == 2 and "sessions" not in whole
+    for key in ("greedy", "training", "curve"):
+        assert again[key] == whole[key] == first[key], key
+    assert results._train_seconds(again).endswith(" (2 sessions)")
+    fresh = results.run_task(task, 2, kept, kept=True)  # the kept run is finished now
+    assert Path(fresh.pop("run_dir")) != run_dir and "sessions" not in fresh

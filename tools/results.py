@@ -18,6 +18,12 @@ each row comes from.
     uv run python tools/results.py --suite classic --seeds 8 --only qlearning   # rerun rows
     uv run python tools/results.py --suite minatar --seeds 4 --only dpo@gymnax/Asterix-MinAtar \\
         --keep-runs runs/results   # keep the run directories (losses, KL, entropy) to study
+
+With `--keep-runs`, a row's run checkpoints every `KEPT_CHECKPOINT_MINUTES`, and a row whose kept
+run stopped before its end (a signal, a closed session) continues from its newest checkpoint the
+next time the row is asked for, bitwise as if uninterrupted (`rl resume`): a row longer than one
+sitting is produced over several. The row then says how many sessions it took and every machine
+that computed it.
     uv run python tools/results.py --list
 """
 
@@ -36,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from rl_cli.errors import RunStopped
 from rl_cli.stats import GAME_OUTCOMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -267,21 +274,79 @@ def summarise(values: list[float | None]) -> dict[str, Any]:
             "per_seed": [None if not np.isfinite(x) else float(x) for x in v]}
 
 
-def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
+KEPT_CHECKPOINT_MINUTES = 10.0  # a kept row's run loses at most this much to an abrupt end
+
+
+def task_request(task: Task, seeds: int, logdir: Path, checkpoint_minutes: float) -> Any:
+    """The `rl run` request of a row (`rl_cli.request.RunRequest`)."""
+    from rl_cli.request import RunRequest
+
+    return RunRequest(algo=task.algo, env=task.env, num_seeds=seeds, total_timesteps=task.steps,
+                      sets=dict(task.sets), env_kwargs=dict(task.env_kwargs), logdir=logdir,
+                      progress=False, eval_episodes=task.eval_episodes,
+                      checkpoint_minutes=checkpoint_minutes)
+
+
+SAME_ROW = ("algo", "env", "num_seeds", "seed", "total_timesteps", "sets", "env_kwargs",
+            "eval_episodes")  # the request fields that make a kept run this row's
+
+
+def unfinished_run(logdir: Path, task: Task, seeds: int) -> Path | None:
+    """The newest run under `logdir` (`--keep-runs`) that is this row's (`SAME_ROW` of its
+    recorded request) and stopped before its end: it has a checkpoint and no summary.json.
+    None when there is none, and for a temporary `logdir`'s empty one."""
+    from rl_cli.checkpoint import list_checkpoints
+
+    want = {k: v for k, v in vars(task_request(task, seeds, logdir, 0.0)).items()
+            if k in SAME_ROW}
+    found = []
+    for config in logdir.glob("*/config.json"):
+        run_dir = config.parent
+        try:
+            request = json.loads(config.read_text()).get("request") or {}
+        except (OSError, ValueError):
+            continue
+        if ({k: request.get(k) for k in SAME_ROW} == want
+                and not (run_dir / "summary.json").exists() and list_checkpoints(run_dir)):
+            found.append(run_dir)
+    return max(found, key=lambda d: d.stat().st_mtime, default=None)
+
+
+def machines(config: dict[str, Any]) -> str:
+    """Every machine that computed a run (`rl_cli.machine.machine_line`), the one it started on
+    first and each resume's where it differs: e.g. "AMD EPYC, 1 device, jax 0.10.2"."""
+    from rl_cli.machine import machine_line
+
+    lines = [machine_line(config)]
+    for resumed in config.get("resumed", []):
+        if machine_line(resumed) not in lines:
+            lines.append(machine_line(resumed))
+    return " then ".join(lines)
+
+
+def run_task(task: Task, seeds: int, logdir: Path, kept: bool = False) -> dict[str, Any]:
+    """One row: the task's run, a fresh one or (`kept`: `logdir` is `--keep-runs`) the
+    continuation of this row's unfinished kept run (`unfinished_run`). A continued row's times
+    count every session's training (`run_seconds_total`); its compile time is the last
+    session's."""
     from rich.console import Console
 
     from rl_cli.after import summary_outcomes
-    from rl_cli.machine import machine_line
     from rl_cli.plots import load_curves
-    from rl_cli.request import RunRequest
+    from rl_cli.resume import resume_request
     from rl_cli.runner import execute
 
-    req = RunRequest(algo=task.algo, env=task.env, num_seeds=seeds, total_timesteps=task.steps,
-                     sets=dict(task.sets), env_kwargs=dict(task.env_kwargs), logdir=logdir,
-                     progress=False, eval_episodes=task.eval_episodes, checkpoint_minutes=0.0)
     t0 = time.perf_counter()
-    summary = execute(req, console=Console(quiet=True))
+    resume_dir = unfinished_run(logdir, task, seeds) if kept else None
+    if resume_dir is None:
+        req = task_request(task, seeds, logdir, KEPT_CHECKPOINT_MINUTES if kept else 0.0)
+    else:
+        print(f"  continuing {resume_dir}", file=sys.stderr, flush=True)
+        req = resume_request(resume_dir, progress=False)
+    summary = execute(req, console=Console(quiet=True), resume_dir=resume_dir)
     run_dir = Path(summary["run_dir"])
+    config = json.loads((run_dir / "config.json").read_text())
+    earlier = summary["run_seconds_total"] - summary["run_seconds"]  # earlier sessions' training
     curves = load_curves(run_dir)
     outcomes = summary_outcomes(summary)  # board games
     return {
@@ -290,9 +355,11 @@ def run_task(task: Task, seeds: int, logdir: Path) -> dict[str, Any]:
         "eval_episodes": task.eval_episodes,
         "greedy": summarise(summary["greedy_eval_return_per_member"]),
         "training": summarise(summary["final_return_per_member"]),
-        "compile_seconds": summary["compile_seconds"], "run_seconds": summary["run_seconds"],
-        "wall_seconds": time.perf_counter() - t0, "reference": task.reference,
-        "machine": machine_line(json.loads((run_dir / "config.json").read_text())),
+        "compile_seconds": summary["compile_seconds"],
+        "run_seconds": summary["run_seconds_total"],
+        "wall_seconds": time.perf_counter() - t0 + earlier, "reference": task.reference,
+        "machine": machines(config),
+        **({"sessions": 1 + len(config["resumed"])} if config.get("resumed") else {}),
         "curve": compact_curve(curves.steps, curves.returns),
         **({"outcomes": outcomes} if outcomes else {}),
         "run_dir": summary["run_dir"],  # for --keep-runs to name; not stored
@@ -514,6 +581,12 @@ def comparison_lines(suite: str, rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _train_seconds(row: dict[str, Any]) -> str:
+    """A row's training seconds, with the sessions it took when more than one."""
+    sessions = row.get("sessions", 1)
+    return f"{row['run_seconds']:.0f}" + (f" ({sessions} sessions)" if sessions > 1 else "")
+
+
 def comparison_figure_path(suite: str, c: Comparison) -> Path:
     return DOC.parent / "figures" / f"results-{suite}-{c.algo}-vs-{c.baseline}.png"
 
@@ -586,7 +659,7 @@ def write_doc(store: dict[str, Any]) -> None:
                 f"| {r['algo']} | {task} | {r['steps_per_seed']:,} | {r['seeds']} | "
                 f"{_stat(g, dp)} ({r['eval_episodes']} ep.{outcome_note(r)}) | "
                 f"{_num(g['min'], dp)} | {_stat(t, dp)} | "
-                f"{r['compile_seconds']:.0f} | {r['run_seconds']:.0f} | "
+                f"{r['compile_seconds']:.0f} | {_train_seconds(r)} | "
                 f"{reference(suite, r)} | "
                 f"{_commit_cell(r, meta)} |")
         done = {(r["algo"], r["env"]) for r in rows["rows"]}
@@ -718,7 +791,13 @@ def main() -> None:
         logdir = args.keep_runs or tmp
         for task in tasks:
             print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
-            row = run_task(task, args.seeds, Path(logdir))
+            try:
+                row = run_task(task, args.seeds, Path(logdir), kept=args.keep_runs is not None)
+            except RunStopped as stop:  # SIGINT/SIGTERM: checkpointed, nothing reported
+                print(f"{task.algo} on {task.env}: {stop}" + (
+                    "; or ask for the row again with the same --keep-runs, which continues "
+                    "it and reports it" if args.keep_runs else ""), file=sys.stderr)
+                sys.exit(stop.exit_code)
             run_dir = row.pop("run_dir")
             if args.keep_runs:
                 print(f"  kept {run_dir}", file=sys.stderr, flush=True)

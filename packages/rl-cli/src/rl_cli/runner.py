@@ -175,6 +175,8 @@ def execute(req: RunRequest, console: Console | None = None,
             "total_timesteps": total_steps,
             "compile_seconds": trained.compile_seconds,
             "run_seconds": run_seconds,
+            # every session's training, a resumed run's earlier sessions included
+            "run_seconds_total": run_seconds + (0.0 if point is None else point.elapsed),
             "steps_per_second": n * (total_steps - done * algo.steps_per_update)
             / max(run_seconds, 1e-9),
             **({"resumed_from_update": done} if point is not None else {}),
