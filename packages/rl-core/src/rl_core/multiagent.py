@@ -111,8 +111,7 @@ def check_multiagent_environment(env: Any, num_steps: int = 64, seed: int = 0) -
     * under `lax.scan` with `AutoReset` and random legal actions for `num_steps` steps, rewards
       and observations stay finite, and it vmaps over keys.
     """
-    from rl_core.testing import _signature, _tree_equal
-    from rl_core.wrappers import AutoReset
+    from rl_core.testing import _tree_equal, check_step_and_rollout
 
     for attr in ("reset", "step", "observation_space", "action_space", "num_agents", "agents"):
         _require(hasattr(env, attr), f"multi-agent environment lacks `{attr}`")
@@ -141,35 +140,5 @@ def check_multiagent_environment(env: Any, num_steps: int = 64, seed: int = 0) -
     _require(_tree_equal(ts, ts2) and _tree_equal(state, state2),
              "reset is not deterministic for a fixed key")
 
-    step = jax.jit(env.step)
-    actions = sample(jax.random.PRNGKey(seed + 1), ts)
-    k_step = jax.random.PRNGKey(seed + 2)
-    nstate, nts = step(state, actions, k_step)
-    _check_timestep(env, nts, "step")
-    _require(_signature(ts) == _signature(nts),
-             f"TimeStep differs between reset and step:\n{_signature(ts)}\n{_signature(nts)}")
-    _require(_signature(state) == _signature(nstate),
-             "step changed the state's structure, shapes or dtypes (would recompile in a loop)")
-    nstate2, nts2 = step(state, actions, k_step)
-    _require(_tree_equal(nts, nts2) and _tree_equal(nstate, nstate2),
-             "step is not deterministic for fixed state, actions and key")
-
-    auto = AutoReset(env)
-
-    def body(carry, k):
-        s, t = carry
-        k_a, k_s = jax.random.split(k)
-        s, t = auto.step(s, sample(k_a, t), k_s)
-        return (s, t), (t.reward, t.observation)
-
-    @jax.jit
-    def run(key):
-        return jax.lax.scan(body, auto.reset(key), jax.random.split(key, num_steps))
-
-    (_, last), (rewards, observations) = run(key)
-    _require(np.all(np.isfinite(np.asarray(rewards))), "non-finite reward during a rollout")
-    _require(np.all(np.isfinite(np.asarray(observations, np.float64))),
-             "non-finite observation during a rollout")
-    _check_timestep(env, last, "scan")
-    _, vts = jax.jit(jax.vmap(env.reset))(jax.random.split(key, 3))
-    _require(jnp.shape(vts.reward) == (3, a), "reset does not vmap over keys")
+    check_step_and_rollout(env, state, ts, sample, _check_timestep, num_steps, seed,
+                           vmapped_reward_shape=(3, a))

@@ -5,6 +5,7 @@ promise."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -72,12 +73,28 @@ def check_environment(env: Any, num_steps: int = 64, seed: int = 0) -> None:
     def sample_action(k, ts):
         return space.sample(k, ts.info.get("action_mask"))
 
-    step = jax.jit(env.step)
     a = sample_action(jax.random.PRNGKey(seed + 1), ts)
     _require(bool(space.contains(a)), "action_space.sample produced an action outside the space")
+    check_step_and_rollout(env, state, ts, sample_action, _check_timestep, num_steps, seed,
+                           vmapped_reward_shape=(3,))
+
+
+def check_step_and_rollout(env: Any, state: Any, ts: TimeStep,
+                           sample: Callable[[jax.Array, TimeStep], Any],
+                           check_timestep: Callable[[Any, TimeStep, str], None], num_steps: int,
+                           seed: int, vmapped_reward_shape: tuple[int, ...]) -> None:
+    """The step checks every environment port shares (`check_environment`, the multi-agent
+    port's `check_multiagent_environment`), from a reset's `state` and `ts`: one `step` of
+    `sample(key, ts)`'s action(s) under `jit` passes the port's `check_timestep`, keeps the
+    TimeStep's and the state's structure, shapes and dtypes (a scan carries them), and is pure;
+    under `lax.scan` with `AutoReset` and random actions for `num_steps` steps the rewards and
+    floating observations stay finite; and `reset` vmaps over 3 keys to rewards of
+    `vmapped_reward_shape`."""
+    step = jax.jit(env.step)
+    a = sample(jax.random.PRNGKey(seed + 1), ts)
     k_step = jax.random.PRNGKey(seed + 2)
     nstate, nts = step(state, a, k_step)
-    _check_timestep(env, nts, "step")
+    check_timestep(env, nts, "step")
     _require(_signature(ts) == _signature(nts),
              f"TimeStep differs between reset and step:\n{_signature(ts)}\n{_signature(nts)}")
     _require(_signature(state) == _signature(nstate),
@@ -91,24 +108,22 @@ def check_environment(env: Any, num_steps: int = 64, seed: int = 0) -> None:
     def body(carry, k):
         s, t = carry
         k_a, k_s = jax.random.split(k)
-        s, t = auto.step(s, sample_action(k_a, t), k_s)
-        return (s, t), (t.reward, t.terminated, t.truncated, t.observation)
+        s, t = auto.step(s, sample(k_a, t), k_s)
+        return (s, t), (t.reward, t.observation)
 
     @jax.jit
     def run(key):
-        s, t = auto.reset(key)
-        return jax.lax.scan(body, (s, t), jax.random.split(key, num_steps))
+        return jax.lax.scan(body, auto.reset(key), jax.random.split(key, num_steps))
 
-    (_, last), (rew, term, trunc, obs) = run(key)
+    key = jax.random.PRNGKey(seed)
+    (_, last), (rew, obs) = run(key)
     _require(np.all(np.isfinite(np.asarray(rew))), "non-finite reward during a random rollout")
     for leaf in jax.tree.leaves(obs):
         if jnp.issubdtype(leaf.dtype, jnp.floating):
             _require(np.all(np.isfinite(np.asarray(leaf))), "non-finite observation in a rollout")
-    _check_timestep(env, jax.tree.map(lambda x: x, last), "scan")
-
-    keys = jax.random.split(key, 3)
-    vs, vts = jax.jit(jax.vmap(env.reset))(keys)
-    _require(jnp.shape(vts.reward) == (3,), "reset does not vmap over keys")
+    check_timestep(env, last, "scan")
+    _, vts = jax.jit(jax.vmap(env.reset))(jax.random.split(key, 3))
+    _require(jnp.shape(vts.reward) == vmapped_reward_shape, "reset does not vmap over keys")
 
 
 def _tree_equal(a: Any, b: Any) -> bool:
