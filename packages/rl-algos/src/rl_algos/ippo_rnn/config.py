@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rl_algos.common.spec import Preset
 from rl_algos.ppo_rnn.config import PPORNNConfig
@@ -15,24 +16,25 @@ class IPPORNNConfig(PPORNNConfig):
     `num_envs / num_minibatches` environments' agents."""
 
 
+# What JaxMARL's recurrent IPPO and MAPPO configs (baselines/IPPO/config/ippo_rnn_*.yaml,
+# baselines/MAPPO/config/mappo_homogenous_rnn_*.yaml) share: a layer of 128, a GRU of 128 and a
+# head layer of 128, 128 steps per rollout, 4 epochs, lr annealed, 1e7 environment steps.
+JAXMARL_RNN: dict[str, Any] = dict(
+    total_timesteps=10_000_000, num_steps=128, num_epochs=4, hidden_sizes=(128,), rnn_hidden=128,
+    head_sizes=(128,), anneal_lr=True)
+
 PRESETS: dict[str, Preset] = {
-    # JaxMARL's baselines/IPPO/config/ippo_rnn_mpe.yaml: a ReLU layer of 128, a GRU of 128, actor
-    # and critic heads of one ReLU layer of 128; 16 envs x 128 steps, 4 epochs x 2 minibatches,
-    # lr 5e-4 annealed, clip 0.3, value coefficient 1.0, 1e7 environment steps.
+    # JaxMARL's ippo_rnn_mpe.yaml: ReLU; 16 envs, 2 minibatches, lr 5e-4, clip 0.3, value
+    # coefficient 1.0.
     "mpe": Preset(
-        dict(total_timesteps=10_000_000, num_envs=16, num_steps=128, num_epochs=4,
-             num_minibatches=2, hidden_sizes=(128,), rnn_hidden=128, head_sizes=(128,),
-             activation="relu", anneal_lr=True),
+        dict(JAXMARL_RNN, num_envs=16, num_minibatches=2, activation="relu"),
         dict(lr=5e-4, gamma=0.99, gae_lambda=0.95, clip_eps=0.3, ent_coef=0.01, vf_coef=1.0,
              max_grad_norm=0.5),
     ),
-    # JaxMARL's baselines/IPPO/config/ippo_rnn_smax.yaml (SMAX against the heuristic enemy): the
-    # same network, 128 envs x 128 steps, 4 epochs x 4 minibatches, lr 4e-3 annealed, clip 0.05,
-    # gradient norm 0.25, 1e7 environment steps.
+    # JaxMARL's ippo_rnn_smax.yaml (SMAX against the heuristic enemy): ReLU; 128 envs, 4
+    # minibatches, lr 4e-3, clip 0.05, gradient norm 0.25.
     "smax": Preset(
-        dict(total_timesteps=10_000_000, num_envs=128, num_steps=128, num_epochs=4,
-             num_minibatches=4, hidden_sizes=(128,), rnn_hidden=128, head_sizes=(128,),
-             activation="relu", anneal_lr=True),
+        dict(JAXMARL_RNN, num_envs=128, num_minibatches=4, activation="relu"),
         dict(lr=4e-3, gamma=0.99, gae_lambda=0.95, clip_eps=0.05, ent_coef=0.01, vf_coef=0.5,
              max_grad_norm=0.25),
     ),
