@@ -42,6 +42,9 @@ def test_run_writes_everything(tmp_path: Path, capsys) -> None:
     assert all(len(x["episode_return"]) == 2 for x in lines)
     assert (run / "params.eqx").stat().st_size > 0
     assert "mean ± 95% CI" in out
+    from rl_cli.machine import computing_on
+
+    assert computing_on() in " ".join(out.split())  # the header names what computes the run
 
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

@@ -7,6 +7,7 @@ import jax
 
 from rl_cli.machine import (
     MACHINE_KEYS,
+    computing_on,
     machine_change,
     machine_line,
     machine_record,
@@ -23,6 +24,7 @@ def test_the_record_names_this_processor_jax_and_devices() -> None:
     n = jax.device_count()
     assert machine_line(record) == (f"{processor()}, {n} device{'s' if n > 1 else ''}, "
                                     f"jax {jax.__version__}")
+    assert computing_on() == f"on {processor()}, jax {jax.__version__}"
 
 
 def test_older_records_name_what_they_have() -> None:

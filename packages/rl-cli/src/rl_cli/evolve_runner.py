@@ -51,7 +51,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
 
     from rl_algos import evolve
     from rl_cli.evolve_plots import plot_fitness, plot_meta_function
-    from rl_cli.machine import machine_change, machine_record, started_machine
+    from rl_cli.machine import computing_on, machine_change, machine_record, started_machine
 
     root = jax.random.PRNGKey(req.seed)
     state = evolve.initial_state(p.strategy, root, p.template)
@@ -93,7 +93,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
         f"[bold]rl evolve[/] --meta {req.meta}", req.strategy,
         f"population {req.population} x {s} inner seed(s) x {e} env(s)",
         f"{steps:,} steps per inner agent", f"{p.strategy.es.num_dims} meta-parameters",
-        devices, f"run dir {escape(str(run_dir))}")
+        devices, escape(computing_on()), f"run dir {escape(str(run_dir))}")
     with Watchdog(watchdog_seconds) as dog:
         dog.beat("compiling the population's training program")
         with console.status("compiling the population's training program…", spinner="dots"):

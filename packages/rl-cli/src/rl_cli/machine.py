@@ -73,6 +73,12 @@ def machine_line(record: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def computing_on() -> str:
+    """A run header's part naming the processor and jax version this process computes with: a
+    run's rounding, hence its bitwise result, depends on them. E.g. "on AMD EPYC, jax 0.10.2"."""
+    return f"on {processor()}, jax {jax.__version__}"
+
+
 def machine_change(record: dict[str, Any]) -> str:
     """'' when this process computes on the processor and jax version that `record` (a run's
     config.json) names, or it names no processor (written before processors were recorded);

@@ -55,7 +55,7 @@ def execute(req: RunRequest, console: Console | None = None,
     import jax.numpy as jnp
 
     from rl_algos.common import hparams_as_arrays
-    from rl_cli.machine import machine_change, machine_record
+    from rl_cli.machine import computing_on, machine_change, machine_record
     from rl_core import chunk_length, is_main_process
 
     main = is_main_process()  # only process 0 writes files and prints
@@ -109,7 +109,8 @@ def execute(req: RunRequest, console: Console | None = None,
         header(console,
             f"[bold]{req.algo}[/] on [bold]{req.env}[/]", f"{n} seed(s)",
             f"{total_steps:,} steps each", f"preset {prep.preset or 'none'}",
-            config_record["parallelism"], f"run dir {escape(str(run_dir))}",
+            config_record["parallelism"], escape(computing_on()),
+            f"run dir {escape(str(run_dir))}",
             f"resuming at update {done}/{algo.num_updates}" if point else "",
             escape(machine_change(config_record)) if point else "")
 

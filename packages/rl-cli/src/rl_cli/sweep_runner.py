@@ -69,7 +69,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
 
     from rl_cli.checkpointer import check_cadence, checkpointer_for
     from rl_cli.health import HealthMonitor
-    from rl_cli.machine import machine_change, machine_record
+    from rl_cli.machine import computing_on, machine_change, machine_record
     from rl_cli.overrides import as_jsonable
     from rl_cli.progress import header
     from rl_cli.reporting import SweepLogger, ranking_table
@@ -135,7 +135,8 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
         header(console,
             f"[bold]sweep[/] {req.algo} on [bold]{req.env}[/]",
             f"{len(plan.points)} point(s) x {req.num_seeds} seed(s) = {n} members in one program",
-            f"{total_steps:,} steps each", mesh_note, f"run dir {escape(str(run_dir))}",
+            f"{total_steps:,} steps each", mesh_note, escape(computing_on()),
+            f"run dir {escape(str(run_dir))}",
             f"resuming at update {done}/{algo.num_updates}" if point else "",
             escape(machine_change(record)) if point and run_dir is not None else "")
         logger = None
