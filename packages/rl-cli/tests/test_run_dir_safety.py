@@ -105,6 +105,33 @@ def test_a_signal_while_compiling_leaves_nothing_to_resume(how, tmp_path) -> Non
     assert not run.exists()
 
 
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, "Terminated"])
+@pytest.mark.parametrize("fresh", [True, False])
+def test_after_a_stop_a_copy_of_the_ctrl_c_is_ignored(stop, fresh, tmp_path) -> None:
+    """From the moment `claimed` catches a stop until the process exits, SIGINT stays ignored:
+    `uv run` forwards the terminal's Ctrl-C a moment after `rl` got its own (later on a loaded
+    CPU), and that copy must not replace the stop's one line with a second interruption. A run
+    that was not stopped gets its handlers back."""
+    from rl_cli.errors import RunStopped, Terminated
+    from rl_cli.session import claimed
+
+    exc = Terminated if stop == "Terminated" else stop
+    before = signal.getsignal(signal.SIGINT)
+    for name in ("run", "other"):
+        (tmp_path / name).mkdir()
+    try:
+        with pytest.raises((RunStopped, exc)):
+            with claimed(tmp_path / "run", fresh=fresh):
+                raise exc()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    with claimed(tmp_path / "other", fresh=True):
+        pass
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 @pytest.mark.parametrize("code, hint", [
     ("ENOSPC", "free some space on that disk"),
     ("EROFS", "read-only: write elsewhere (--logdir)"),

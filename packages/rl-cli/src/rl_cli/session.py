@@ -88,7 +88,7 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     StopRequest.signum = None
     removed: BaseException | None = None
-    discard = False
+    discard = stopping = False
     try:
         with RunLock(run_dir):
             remove_stale_temporaries(run_dir)
@@ -98,6 +98,7 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
             try:
                 yield
             except (KeyboardInterrupt, Terminated) as stop:
+                stopping = True
                 if own:
                     for sig in previous:  # a copy of the signal must not cut the clean-up
                         signal.signal(sig, signal.SIG_IGN)
@@ -118,9 +119,11 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
     finally:
         if discard:  # the lock is closed: nothing inside is held open
             shutil.rmtree(run_dir, ignore_errors=True)
-        if own:
+        if own:  # after a stop, SIGINT stays ignored: a copy of the Ctrl-C (`uv run` forwards
+            # the terminal's, later on a loaded CPU) must not cut the exit path's one line
             for sig, handler in previous.items():
-                signal.signal(sig, handler)
+                if not (stopping and sig == signal.SIGINT):
+                    signal.signal(sig, handler)
     if removed is not None:
         name, code = ("SIGINT", 130) if isinstance(removed, KeyboardInterrupt) else \
             ("SIGTERM", 143)
