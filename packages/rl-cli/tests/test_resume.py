@@ -294,6 +294,29 @@ def test_finished_run_trains_further(references, tmp_path, capsys) -> None:
     assert f"started on {started}, resumed on " in " ".join(out.split()), out
 
 
+def test_resume_refuses_a_run_this_version_builds_differently(references, tmp_path, capsys,
+                                                              monkeypatch) -> None:
+    """A preset changed since the checkpoint was written (here PPO's classic_control learning
+    rate): `rl resume` names the change and trains nothing, instead of finishing the run with
+    other settings than it started with; config.json and the metrics stay as they were."""
+    import shutil
+
+    from rl_algos.common.spec import Preset
+    from rl_algos.ppo import config as ppo_config
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(references["ppo"], run_dir)
+    files = {p: p.read_bytes() for p in (run_dir / "config.json", run_dir / "metrics.jsonl")}
+    old = ppo_config.PRESETS["classic_control"]
+    monkeypatch.setitem(ppo_config.PRESETS, "classic_control",
+                        Preset(old.config, {**old.hparams, "lr": 1e-3}, old.env))
+    code, _, err = run_cli(["resume", str(run_dir), "--total-timesteps",
+                            str(CASES["ppo"][1] * 2), "--no-progress"], capsys)
+    assert code == 2, err
+    assert "builds the run differently" in err and "hparams.lr: 0.00025 -> 0.001" in err, err
+    assert {p: p.read_bytes() for p in files} == files
+
+
 def test_copies_of_one_ctrl_c_stop_once_and_a_later_one_aborts(monkeypatch) -> None:
     """SIGINTs within the repeat window of the first (a terminal's Ctrl-C and `uv run`'s
     forwarded copy) ask for one checkpoint-and-stop; a SIGINT after the window aborts at once."""

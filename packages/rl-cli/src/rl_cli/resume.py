@@ -145,6 +145,22 @@ def check_unchanged(run_dir: Path, point: ResumePoint) -> None:
                         "want (`rl run --set ...`)")
 
 
+def check_rebuilt(point: ResumePoint, record: dict[str, Any]) -> None:
+    """A UserError naming what this version of the code builds differently (`record`, the
+    config.json it would write) from the run that wrote `point` (a preset or a default changed
+    since): continuing would train the rest of the run with other settings than its start."""
+    then = point.header.get("record")
+    if not isinstance(then, dict):
+        return  # a checkpoint that records no config (written before it was kept)
+    changes = _changes(comparable(record), then)
+    if changes:
+        more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
+        raise UserError(f"this version builds the run differently from the one that wrote "
+                        f"{point.path} ({'; '.join(changes[:3])}{more}): continuing would train "
+                        "the rest of it with other settings; resume with the version that "
+                        "started it, or start a new run")
+
+
 def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
     """config.json's fields of a resumed run: the command and the machine that started it
     (`rl_cli.machine`), and every resume with its own command and machine."""

@@ -31,6 +31,7 @@ from rl_cli.request import (
     request_record,
 )
 from rl_cli.resume import (
+    check_rebuilt,
     check_unchanged,
     comparable,
     resume_point,
@@ -97,6 +98,8 @@ def execute(req: RunRequest, console: Console | None = None,
         "command": sys.argv,
         "request": request_record(req, chunk_len),
     }
+    if point is not None:
+        check_rebuilt(point, config_record)
     run_dir = None
     if main:
         run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)

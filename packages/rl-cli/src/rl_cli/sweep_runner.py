@@ -74,6 +74,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     from rl_cli.progress import header
     from rl_cli.reporting import SweepLogger, ranking_table
     from rl_cli.resume import (
+        check_rebuilt,
         check_unchanged,
         comparable,
         resume_point,
@@ -128,6 +129,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                                   "checkpoint_minutes": checkpoint_minutes},
             }
             if point is not None:
+                check_rebuilt(point, record)
                 record.update(resumed_record(run_dir, point))
             write_atomic(run_dir / "config.json", json.dumps(record, indent=2))
         mesh_note = "1 device" if plan.mesh is None else \
