@@ -143,3 +143,36 @@ def test_a_kept_row_stopped_midway_continues_to_the_uninterrupted_result(tmp_pat
     assert results._train_seconds(again).endswith(" (2 sessions)")
     fresh = results.run_task(task, 2, kept, kept=True)  # the kept run is finished now
     assert Path(fresh.pop("run_dir")) != run_dir and "sessions" not in fresh
+
+
+def test_a_continued_row_names_its_machines_and_commits() -> None:
+    """A row whose run was resumed lists each machine that computed it once, in order, and
+    names the commit its run started at where it ended at another."""
+    results = _tool()
+    here = {"processor": "AMD EPYC", "devices": ["cpu:0"], "jax_version": "0.10.2"}
+    config = {**here, "resumed": [{**here, "processor": "Intel Xeon"}, here]}
+    assert results.machines(config) == ("AMD EPYC, 1 device, jax 0.10.2 then Intel Xeon, "
+                                        "1 device, jax 0.10.2")
+    assert results.machines(here) == "AMD EPYC, 1 device, jax 0.10.2"
+    row = results._stamped({"started_commit": "aaa1111"}, "bbb2222", "2026-01-02")
+    meta = {"commit": "ccc3333", "date": "2026-01-01"}
+    assert results._commit_cell(row, meta) == "`aaa1111` → `bbb2222` | 2026-01-02 | not recorded"
+    same = results._stamped({"started_commit": "bbb2222"}, "bbb2222", "2026-01-02")
+    assert "started_commit" not in same
+    assert results._commit_cell(same, meta).startswith("`bbb2222` | 2026-01-02")
+
+
+def test_a_stopped_suite_says_what_becomes_of_the_row(tmp_path) -> None:
+    from rl_cli.errors import RunStopped, UserError
+
+    results = _tool()
+    task = results.Task("dqn", "gymnax/Breakout-MinAtar")
+    line = results.stopped_line(task, RunStopped("stopped by SIGTERM at a chunk boundary", 143),
+                                tmp_path, [{}])
+    assert line.startswith("dqn on gymnax/Breakout-MinAtar: stopped by SIGTERM")
+    assert "same --keep-runs continues it" in line and "(1 row(s) before it reported)" in line
+    line = results.stopped_line(task, UserError("this version of the code builds the run "
+                                                "differently"), tmp_path, [])
+    assert f"move its run out of {tmp_path}" in line and "reported" not in line
+    assert results.stopped_line(task, KeyboardInterrupt(), None, []) == (
+        "dqn on gymnax/Breakout-MinAtar: stopped by SIGINT")

@@ -18,19 +18,21 @@ each row comes from.
     uv run python tools/results.py --suite classic --seeds 8 --only qlearning   # rerun rows
     uv run python tools/results.py --suite minatar --seeds 4 --only dpo@gymnax/Asterix-MinAtar \\
         --keep-runs runs/results   # keep the run directories (losses, KL, entropy) to study
+    uv run python tools/results.py --list
 
 With `--keep-runs`, a row's run checkpoints every `KEPT_CHECKPOINT_MINUTES`, and a row whose kept
 run stopped before its end (a signal, a closed session) continues from its newest checkpoint the
-next time the row is asked for, bitwise as if uninterrupted (`rl resume`): a row longer than one
-sitting is produced over several. The row then says how many sessions it took and every machine
-that computed it.
-    uv run python tools/results.py --list
+next time the row is asked for (`rl resume`: bitwise as if uninterrupted on the same processor,
+jax version and code; a changed setting is refused): a row longer than one session is produced
+over several. The row then says how many sessions it took, every machine that computed it, and
+the commit its run started at where that is not the one it ended at.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from rl_cli.errors import RunStopped
+from rl_cli.errors import RunStopped, Terminated, UserError
 from rl_cli.stats import GAME_OUTCOMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -359,7 +361,8 @@ def run_task(task: Task, seeds: int, logdir: Path, kept: bool = False) -> dict[s
         "run_seconds": summary["run_seconds_total"],
         "wall_seconds": time.perf_counter() - t0 + earlier, "reference": task.reference,
         "machine": machines(config),
-        **({"sessions": 1 + len(config["resumed"])} if config.get("resumed") else {}),
+        **({"sessions": 1 + len(config["resumed"]), "started_commit": config.get("commit")}
+           if config.get("resumed") else {}),
         "curve": compact_curve(curves.steps, curves.returns),
         **({"outcomes": outcomes} if outcomes else {}),
         "run_dir": summary["run_dir"],  # for --keep-runs to name; not stored
@@ -631,7 +634,8 @@ def write_doc(store: dict[str, Any]) -> None:
         "machine, often shared with other work, so indicative only; a row trained over several",
         "sessions (`--keep-runs` continues a stopped row's run from its checkpoint) counts every",
         "session's training and says how many it took. Rerun (`--only",
-        "ALGO@ENV` at the row's commit) on the processor model and jax version of its last",
+        "ALGO@ENV` at the row's commit; one continued over sessions at other commits names the",
+        "one it started at first) on the processor model and jax version of its last",
         "column, a row's seeds come out bitwise the same; on another processor their rounding",
         "differs and the returns drift apart (why: `rl_cli.machine`). The reference is the",
         "published figure the row is set against; its source is named. Each row also keeps",
@@ -706,9 +710,12 @@ def _commit_cell(row: dict[str, Any], meta: dict[str, Any]) -> str:
     """`commit | date | machine` a row was measured with: the suite's commit and date, or the
     row's own when it was rerun alone (`--only`); the machine as the row's run recorded it
     (`rl_cli.machine`), "not recorded" for rows measured before runs recorded their
-    processor."""
-    return (f"`{row.get('commit', meta['commit'])}` | {row.get('date', meta['date'])} | "
-            f"{row.get('machine', 'not recorded')}")
+    processor. A row continued over sessions at other commits names the one its run started
+    at first."""
+    commit = f"`{row.get('commit', meta['commit'])}`"
+    if row.get("started_commit"):
+        commit = f"`{row['started_commit']}` → {commit}"
+    return f"{commit} | {row.get('date', meta['date'])} | {row.get('machine', 'not recorded')}"
 
 
 def quote(suite: str, rows: dict[str, Any]) -> list[str]:
@@ -795,11 +802,13 @@ def main() -> None:
             print(f"{task.algo} on {task.env} ...", file=sys.stderr, flush=True)
             try:
                 row = run_task(task, args.seeds, Path(logdir), kept=args.keep_runs is not None)
-            except RunStopped as stop:  # SIGINT/SIGTERM: checkpointed, nothing reported
-                print(f"{task.algo} on {task.env}: {stop}" + (
-                    "; or ask for the row again with the same --keep-runs, which continues "
-                    "it and reports it" if args.keep_runs else ""), file=sys.stderr)
-                sys.exit(stop.exit_code)
+            except (RunStopped, KeyboardInterrupt, Terminated, UserError) as stop:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # `uv run`'s copy of a Ctrl-C
+                if rows:  # the rows finished before it are reported
+                    save(store, args.suite, args.seeds, rows, rev, None)
+                print(stopped_line(task, stop, args.keep_runs, rows), file=sys.stderr)
+                sys.exit(getattr(stop, "exit_code", None) or {
+                    KeyboardInterrupt: 130, Terminated: 143}.get(type(stop), 2))
             run_dir = row.pop("run_dir")
             if args.keep_runs:
                 print(f"  kept {run_dir}", file=sys.stderr, flush=True)
@@ -808,23 +817,57 @@ def main() -> None:
                   f"worst {_num(row['greedy']['min'], dp)}; {row['wall_seconds']:.0f} s",
                   file=sys.stderr, flush=True)
             rows.append(row)
-    if only:  # replace those rows in place; each records the commit and date it was run at
-        fresh = {(r["algo"], r["env"]): {**r, "commit": rev, "date": time.strftime("%Y-%m-%d")}
-                 for r in rows}
-        report = store.setdefault(args.suite, {"meta": {
-            "commit": rev, "seeds": args.seeds, "date": time.strftime("%Y-%m-%d"),
-            "wall_seconds": 0.0}, "rows": []})
+    save(store, args.suite, args.seeds, rows, rev,
+         None if only else time.perf_counter() - t0)
+
+
+def stopped_line(task: Task, stop: BaseException, keep_runs: Path | None,
+                 done: list[dict[str, Any]]) -> str:
+    """The one line a suite stopped at `task` ends with: the stop or the error, what becomes of
+    the row, and the rows it reported before."""
+    what = {KeyboardInterrupt: "stopped by SIGINT", Terminated: "stopped by SIGTERM"}.get(
+        type(stop)) or str(stop)
+    if keep_runs and isinstance(stop, RunStopped):
+        what += "; asking for the row again with the same --keep-runs continues it"
+    elif keep_runs and isinstance(stop, UserError):
+        what += (f"; to start the row afresh, move its run out of {keep_runs} (the newest "
+                 f"{task.algo}-... directory there without a summary.json)")
+    reported = f" ({len(done)} row(s) before it reported)" if done else ""
+    return f"{task.algo} on {task.env}: {what}{reported}"
+
+
+def _stamped(row: dict[str, Any], rev: str, today: str) -> dict[str, Any]:
+    """A row with the commit and date it was reported at, and the commit its run started at
+    where that was another (a row continued over sessions)."""
+    row = {**row, "commit": rev, "date": today}
+    if row.get("started_commit") in (None, rev):
+        row.pop("started_commit", None)
+    return row
+
+
+def save(store: dict[str, Any], suite: str, seeds: int, rows: list[dict[str, Any]], rev: str,
+         suite_seconds: float | None) -> None:
+    """Writes `rows` into the store (docs/results.json), the document and its quotes: in place
+    of the suite's rows of the same algorithm and task (`--only`, or a suite stopped part-way),
+    each stamped with its commit and date; or, with `suite_seconds`, as the suite's whole
+    report."""
+    today = time.strftime("%Y-%m-%d")
+    if suite_seconds is None:
+        fresh = {(r["algo"], r["env"]): _stamped(r, rev, today) for r in rows}
+        report = store.setdefault(suite, {"meta": {
+            "commit": rev, "seeds": seeds, "date": today, "wall_seconds": 0.0}, "rows": []})
         report["rows"] = [fresh.pop((r["algo"], r["env"]), r) for r in report["rows"]]
         report["rows"] += list(fresh.values())
         # The suite's compute: every row's, whenever it ran.
         report["meta"]["wall_seconds"] = sum(r["wall_seconds"] for r in report["rows"])
-        order = [(t.algo, t.env) for t in SUITES[args.suite]]
+        order = [(t.algo, t.env) for t in SUITES[suite]]
         report["rows"].sort(key=lambda r: order.index((r["algo"], r["env"]))
                             if (r["algo"], r["env"]) in order else len(order))
     else:
-        store[args.suite] = {"meta": {"commit": rev, "seeds": args.seeds,
-                                      "date": time.strftime("%Y-%m-%d"),
-                                      "wall_seconds": time.perf_counter() - t0}, "rows": rows}
+        rows = [{k: v for k, v in _stamped(r, rev, today).items() if k not in ("commit", "date")}
+                for r in rows]  # the suite's meta says both
+        store[suite] = {"meta": {"commit": rev, "seeds": seeds, "date": today,
+                                 "wall_seconds": suite_seconds}, "rows": rows}
     STORE.write_text(json.dumps(store, indent=1))
     write_doc(store)
     write_quotes(store)

@@ -317,6 +317,35 @@ def test_resume_refuses_a_run_this_version_builds_differently(references, tmp_pa
     assert {p: p.read_bytes() for p in files} == files
 
 
+def test_a_newer_version_may_add_fields_but_not_change_them(tmp_path) -> None:
+    """`check_rebuilt` against a checkpoint an older version wrote: fields this version adds to
+    the config or the request are no change, nor a tuple the checkpoint's JSON holds as a list;
+    a changed value is, and so is a new keyword for the environment (a preset's new default);
+    a meta-parameter file is recorded by its absolute path, as a resume rebuilds it."""
+    from rl_algos.registry import get
+    from rl_cli.checkpoint import ResumePoint
+    from rl_cli.errors import UserError
+    from rl_cli.request import hparams_record
+    from rl_cli.resume import check_rebuilt
+
+    then = {"algo": "ppo", "config": {"num_envs": 4, "hidden_sizes": [64, 64]},
+            "env_kwargs": {}, "request": {"sets": {}}}
+    now = {"algo": "ppo", "config": {"num_envs": 4, "hidden_sizes": (64, 64), "new_field": 1},
+           "env_kwargs": {}, "request": {"sets": {}, "new_option": None}, "command": ["rl"]}
+    point = ResumePoint(None, {"record": then}, tmp_path / "updates-000000004.ckpt")
+    check_rebuilt(point, now)
+    with pytest.raises(UserError, match=r"config.num_envs: 4 -> 8"):
+        check_rebuilt(point, {**now, "config": {**now["config"], "num_envs": 8}})
+    with pytest.raises(UserError, match=r"env_kwargs.opponent: None -> 'greedy'"):
+        check_rebuilt(point, {**now, "env_kwargs": {"opponent": "greedy"}})
+    check_rebuilt(ResumePoint(None, {}, point.path), now)  # a header without a record
+
+    spec = get("lpo")
+    hp = spec.hparams_cls()
+    record = hparams_record(spec, hp, Path("rel") / "meta.npz")
+    assert record[spec.meta_field] == str((Path("rel") / "meta.npz").resolve())
+
+
 def test_copies_of_one_ctrl_c_stop_once_and_a_later_one_aborts(monkeypatch) -> None:
     """SIGINTs within the repeat window of the first (a terminal's Ctrl-C and `uv run`'s
     forwarded copy) ask for one checkpoint-and-stop; a SIGINT after the window aborts at once."""

@@ -105,26 +105,36 @@ def test_a_signal_while_compiling_leaves_nothing_to_resume(how, tmp_path) -> Non
     assert not run.exists()
 
 
-@pytest.mark.parametrize("stop", [KeyboardInterrupt, "Terminated"])
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, "Terminated", "RunStopped"])
 @pytest.mark.parametrize("fresh", [True, False])
-def test_after_a_stop_a_copy_of_the_ctrl_c_is_ignored(stop, fresh, tmp_path) -> None:
-    """From the moment `claimed` catches a stop until the process exits, SIGINT stays ignored:
-    `uv run` forwards the terminal's Ctrl-C a moment after `rl` got its own (later on a loaded
-    CPU), and that copy must not replace the stop's one line with a second interruption. A run
-    that was not stopped gets its handlers back."""
+def test_after_a_stop_a_copy_of_the_ctrl_c_is_ignored(stop, fresh, tmp_path,
+                                                      monkeypatch) -> None:
+    """When `claimed` lets a stop through (a signal, or the checkpointer's stop at a chunk
+    boundary), a SIGINT in the next moment is ignored: `uv run` forwards the terminal's Ctrl-C
+    a moment after `rl` got its own (later on a loaded CPU), and that copy must not replace the
+    stop's one line with a second interruption. A SIGINT after that moment is the user's and
+    interrupts as before (a notebook keeps its Ctrl-C); a run that was not stopped gets its
+    handlers back at once."""
+    from rl_cli import checkpointer
     from rl_cli.errors import RunStopped, Terminated
     from rl_cli.session import claimed
 
-    exc = Terminated if stop == "Terminated" else stop
+    exc = {"Terminated": Terminated, "RunStopped": RunStopped}.get(stop, stop)
     before = signal.getsignal(signal.SIGINT)
     for name in ("run", "other"):
         (tmp_path / name).mkdir()
     try:
         with pytest.raises((RunStopped, exc)):
             with claimed(tmp_path / "run", fresh=fresh):
-                raise exc()
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+                raise exc("stopped", 130) if exc is RunStopped else exc()
         assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)  # the copy: ignored
+        time.sleep(0.05)
+        monkeypatch.setattr(checkpointer, "REPEAT_WINDOW_SECONDS", 0.0)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)  # the user's own, later
+            time.sleep(1.0)
+        assert signal.getsignal(signal.SIGINT) is before
     finally:
         signal.signal(signal.SIGINT, before)
     with claimed(tmp_path / "other", fresh=True):

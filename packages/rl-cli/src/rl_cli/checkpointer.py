@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,25 @@ SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 # first). Copies within this many seconds of the first signal are that same Ctrl-C; a SIGINT
 # after it is a deliberate second one and aborts at once.
 REPEAT_WINDOW_SECONDS = 1.5
+
+
+def ignoring_copies(previous: Any) -> Callable[[int, Any], None]:
+    """A SIGINT handler for what follows a stop (`rl_cli.session.claimed`): a SIGINT within
+    `REPEAT_WINDOW_SECONDS` from now is a copy of the Ctrl-C that stopped the run and is ignored,
+    so it cannot cut the exit path's one line; a later one is the user's own, and goes to the
+    handler it replaces, `previous`, put back first (in a notebook: KeyboardInterrupt)."""
+    since = time.monotonic()
+
+    def handler(signum: int, frame: Any) -> None:
+        if time.monotonic() - since <= REPEAT_WINDOW_SECONDS:
+            return
+        signal.signal(signal.SIGINT, previous)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
+
+    return handler
 
 
 class Interrupted(Exception):

@@ -1,7 +1,7 @@
 """What a run was computed on, recorded in the config.json of every `rl run` and `rl sweep` (the
-evolve.json of `rl evolve`): the processor model, the jax version and the devices. A resumed run
-keeps the machine it started on there, and `rl run`/`rl sweep` record each resume's own beside
-it.
+evolve.json of `rl evolve`): the processor model, the jax version, the devices and the commit of
+the source (when it runs from a git checkout). A resumed run keeps the machine it started on
+there, and `rl run`/`rl sweep` record each resume's own beside it.
 
 Why it is recorded: a run is bitwise reproducible from its command (same seeds, same device
 arrangement) only on the same processor model and jax version. XLA compiles the program for the
@@ -21,7 +21,7 @@ from typing import Any
 
 import jax
 
-MACHINE_KEYS = ("processor", "jax_version", "devices", "process_count")
+MACHINE_KEYS = ("processor", "jax_version", "devices", "process_count", "commit")
 
 
 def processor() -> str:
@@ -49,11 +49,31 @@ def processor() -> str:
     return platform.processor() or platform.machine() or kind
 
 
+def source_commit() -> str | None:
+    """The commit of the framework's source that computes, as `git rev-parse --short HEAD`
+    names it, with "+dirty" when tracked files differ from it; None outside a git checkout (an
+    installed package). With the machine, what a run's figures are reproduced with."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+                              text=True, capture_output=True, timeout=10)
+        if head.returncode:
+            return None
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
+                                "--untracked-files=no"], text=True, capture_output=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
 def machine_record() -> dict[str, Any]:
     """The record of this machine (`MACHINE_KEYS`): `processor`, `jax_version`, `devices` (every
-    device the processes see) and `process_count`."""
+    device the processes see), `process_count`, and the `commit` of the source that computes
+    (`source_commit`)."""
     return dict(zip(MACHINE_KEYS, (processor(), jax.__version__,
-                                   [str(d) for d in jax.devices()], jax.process_count()),
+                                   [str(d) for d in jax.devices()], jax.process_count(),
+                                   source_commit()),
                     strict=True))
 
 

@@ -150,10 +150,13 @@ def _algorithms() -> list[Any]:
 
 
 def hparams_record(spec: Any, hparams: Any, meta_params: Path | None) -> dict[str, Any]:
-    """The hyperparameters for config.json: meta-parameters appear as the file they came from."""
+    """The hyperparameters for config.json: meta-parameters appear as the file they came from,
+    by its absolute path (as the request records it: a resume from another directory finds it,
+    and rebuilds the same record)."""
     record = as_jsonable(hparams)
     if spec.meta_field is not None:
-        record[spec.meta_field] = str(meta_params)
+        record[spec.meta_field] = str(meta_params if meta_params is None
+                                      else Path(meta_params).resolve())
     return record
 
 

@@ -4,6 +4,7 @@ a reader may open whole."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -119,15 +120,22 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
             for k, v in record.items() if k not in FREE}
 
 
-def _changes(now: Any, then: Any, at: str = "") -> list[str]:
+def _changes(now: Any, then: Any, at: str = "", added: Any = None) -> list[str]:
     """The fields of `now` that differ from what the checkpoint recorded (`then`); a top-level
     field it did not record (one another version writes) is not a change, a key added inside a
-    recorded section (a `--set` in `request.sets`) is."""
+    recorded section is where `added(path)` says so (default: everywhere, as a `--set` added
+    to `request.sets` by editing config.json)."""
     if isinstance(now, dict) and isinstance(then, dict):
-        keys = set(then) if not at else set(then) | set(now)
+        grows = at and (added is None or added(at))
+        keys = set(then) | set(now) if grows else set(then)
         return [c for k in sorted(keys, key=str)
-                for c in _changes(now.get(k), then.get(k), f"{at}.{k}" if at else str(k))]
+                for c in _changes(now.get(k), then.get(k), f"{at}.{k}" if at else str(k), added)]
     return [] if now == then else [f"{at}: {then!r} -> {now!r}"]
+
+
+def _listed(changes: list[str]) -> str:
+    more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
+    return "; ".join(changes[:3]) + more
 
 
 def check_unchanged(run_dir: Path, point: ResumePoint) -> None:
@@ -138,9 +146,8 @@ def check_unchanged(run_dir: Path, point: ResumePoint) -> None:
         return  # a checkpoint that records no config (written before it was kept)
     changes = _changes(comparable(read_run_config(run_dir, keys=())), then)
     if changes:
-        more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
         raise UserError(f"'{run_dir}/config.json' was edited after its checkpoint was written "
-                        f"({'; '.join(changes[:3])}{more}): `rl resume` continues the run as "
+                        f"({_listed(changes)}): `rl resume` continues the run as "
                         "recorded; restore the file, or start a new run with the settings you "
                         "want (`rl run --set ...`)")
 
@@ -148,17 +155,19 @@ def check_unchanged(run_dir: Path, point: ResumePoint) -> None:
 def check_rebuilt(point: ResumePoint, record: dict[str, Any]) -> None:
     """A UserError naming what this version of the code builds differently (`record`, the
     config.json it would write) from the run that wrote `point` (a preset or a default changed
-    since): continuing would train the rest of the run with other settings than its start."""
+    since): continuing would train the rest of the run with other settings than its start. A
+    field this version adds to a section (a new config field, a new request option) is not a
+    change, a key added to the environment's keywords (a preset's new `env` default) is."""
     then = point.header.get("record")
     if not isinstance(then, dict):
         return  # a checkpoint that records no config (written before it was kept)
-    changes = _changes(comparable(record), then)
+    now = json.loads(json.dumps(comparable(record)))  # as written: tuples become lists
+    changes = _changes(now, then, added=lambda at: at == "env_kwargs")
     if changes:
-        more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
-        raise UserError(f"this version builds the run differently from the one that wrote "
-                        f"{point.path} ({'; '.join(changes[:3])}{more}): continuing would train "
-                        "the rest of it with other settings; resume with the version that "
-                        "started it, or start a new run")
+        raise UserError(f"this version of the code builds the run differently from the one that "
+                        f"wrote {point.path} ({_listed(changes)}): continuing would train the "
+                        "rest of it with other settings; restore the code it started with (its "
+                        "config.json names the settings), or start a new run")
 
 
 def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:

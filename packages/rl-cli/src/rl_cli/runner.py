@@ -79,14 +79,6 @@ def execute(req: RunRequest, console: Console | None = None,
     if resume_dir is not None:
         point = resume_point(resume_dir, algo, keys, hp, info, console)
         check_unchanged(resume_dir, point)
-    with console.status("checking that the members fit in memory…", spinner="dots"):
-        est = check_capacity(algo, hp_one, chunk_len, n if mesh is None else
-                             -(-n // int(mesh.devices.size)))
-    if est is not None:
-        console.print(f"memory: about {est.need(n) / 2**30:.2f} GiB for {n:,} members, of "
-                      f"{est.available_bytes / 2**30:.1f} GiB {est.where} available (at most "
-                      f"{est.max_members():,} members fit; measured in {est.seconds:.1f} s)")
-
     config_record = {
         "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
@@ -100,6 +92,14 @@ def execute(req: RunRequest, console: Console | None = None,
     }
     if point is not None:
         check_rebuilt(point, config_record)
+    with console.status("checking that the members fit in memory…", spinner="dots"):
+        est = check_capacity(algo, hp_one, chunk_len, n if mesh is None else
+                             -(-n // int(mesh.devices.size)))
+    if est is not None:
+        console.print(f"memory: about {est.need(n) / 2**30:.2f} GiB for {n:,} members, of "
+                      f"{est.available_bytes / 2**30:.1f} GiB {est.where} available (at most "
+                      f"{est.max_members():,} members fit; measured in {est.seconds:.1f} s)")
+
     run_dir = None
     if main:
         run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)

@@ -19,6 +19,7 @@ import numpy as np
 
 from rl_cli import timings
 from rl_cli.checkpoint import list_checkpoints, remove_stale_temporaries
+from rl_cli.checkpointer import ignoring_copies
 from rl_cli.errors import RunStopped, Terminated, UserError
 from rl_cli.reporting import summarise_chunk
 from rl_cli.rundir import RunLock, check_output
@@ -105,6 +106,9 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
                 if not fresh or _holds_results(run_dir):
                     raise
                 removed = stop
+            except RunStopped:  # the checkpointer's stop at a chunk boundary
+                stopping = True
+                raise
             except UserError:
                 discard = fresh and not _holds_results(run_dir)
                 raise
@@ -119,11 +123,11 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
     finally:
         if discard:  # the lock is closed: nothing inside is held open
             shutil.rmtree(run_dir, ignore_errors=True)
-        if own:  # after a stop, SIGINT stays ignored: a copy of the Ctrl-C (`uv run` forwards
-            # the terminal's, later on a loaded CPU) must not cut the exit path's one line
+        if own:  # after a stop, copies of its Ctrl-C (`uv run` forwards the terminal's, later
+            # on a loaded CPU) are ignored for a moment, then SIGINT is the caller's again
             for sig, handler in previous.items():
-                if not (stopping and sig == signal.SIGINT):
-                    signal.signal(sig, handler)
+                signal.signal(sig, ignoring_copies(handler) if stopping and sig == signal.SIGINT
+                              else handler)
     if removed is not None:
         name, code = ("SIGINT", 130) if isinstance(removed, KeyboardInterrupt) else \
             ("SIGTERM", 143)

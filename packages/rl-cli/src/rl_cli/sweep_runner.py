@@ -106,30 +106,31 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     run_dir = None
     if main:
         run_dir = resume_dir or new_run_dir(logdir, f"sweep-{req.algo}-{req.env}", run_name)
+    record = {
+        "algo": req.algo, "env": req.env, "env_kwargs": plan.prepared.env_kwargs,
+        "preset": plan.prepared.preset, "grid": req.grid,
+        "sample": {k: s._asdict() for k, s in req.sample.items()},
+        "num_samples": req.num_samples, "num_seeds": req.num_seeds, "seed": req.seed,
+        "num_points": len(plan.points), "num_members": n,
+        "config": as_jsonable(plan.prepared.config),
+        "points": [as_jsonable(p) for p in plan.points],
+        "num_updates": algo.num_updates, "steps_per_update": algo.steps_per_update,
+        "steps_per_member": total_steps,
+        **machine_record(),
+        "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
+        "command": sys.argv,
+        "sweep_request": {**{k: getattr(req, k)
+                             for k in SweepRequest.__dataclass_fields__},
+                          "sample": {k: s._asdict() for k, s in req.sample.items()},
+                          "log_every": chunk_len, "watchdog_seconds": watchdog_seconds,
+                          "checkpoint_every": checkpoint_every,
+                          "checkpoint_minutes": checkpoint_minutes},
+    }
+    if point is not None:  # on every process, before any of them compiles
+        check_rebuilt(point, record)
     with claimed(run_dir, fresh=point is None):
         if run_dir is not None:
-            record = {
-                "algo": req.algo, "env": req.env, "env_kwargs": plan.prepared.env_kwargs,
-                "preset": plan.prepared.preset, "grid": req.grid,
-                "sample": {k: s._asdict() for k, s in req.sample.items()},
-                "num_samples": req.num_samples, "num_seeds": req.num_seeds, "seed": req.seed,
-                "num_points": len(plan.points), "num_members": n,
-                "config": as_jsonable(plan.prepared.config),
-                "points": [as_jsonable(p) for p in plan.points],
-                "num_updates": algo.num_updates, "steps_per_update": algo.steps_per_update,
-                "steps_per_member": total_steps,
-                **machine_record(),
-                "mesh_devices": 1 if plan.mesh is None else int(plan.mesh.devices.size),
-                "command": sys.argv,
-                "sweep_request": {**{k: getattr(req, k)
-                                     for k in SweepRequest.__dataclass_fields__},
-                                  "sample": {k: s._asdict() for k, s in req.sample.items()},
-                                  "log_every": chunk_len, "watchdog_seconds": watchdog_seconds,
-                                  "checkpoint_every": checkpoint_every,
-                                  "checkpoint_minutes": checkpoint_minutes},
-            }
             if point is not None:
-                check_rebuilt(point, record)
                 record.update(resumed_record(run_dir, point))
             write_atomic(run_dir / "config.json", json.dumps(record, indent=2))
         mesh_note = "1 device" if plan.mesh is None else \
