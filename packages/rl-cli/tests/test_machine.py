@@ -12,6 +12,7 @@ from rl_cli.machine import (
     machine_line,
     machine_record,
     processor,
+    source_commit,
     started_machine,
 )
 
@@ -51,3 +52,23 @@ def test_a_resume_keeps_the_starting_machine_or_none() -> None:
     assert list(kept) == list(MACHINE_KEYS) and kept["processor"] is None
     assert kept["jax_version"] == "0.4.1" and machine_change(kept) == ""
     assert machine_line(kept) == "processor not recorded, 1 device, jax 0.4.1"
+
+
+def test_the_record_names_the_source_commit_of_a_checkout_only(tmp_path) -> None:
+    """Run from this git checkout, the record names its commit; a copy of the module outside
+    any checkout (an installed package) names none rather than a neighbour's."""
+    import importlib.util
+    import re
+    import shutil
+
+    from rl_cli import machine
+
+    commit = machine_record()["commit"]
+    assert commit == source_commit() and re.fullmatch(r"[0-9a-f]{7,}(\+dirty)?", commit), commit
+    copy = tmp_path / "machine_copy.py"
+    shutil.copy(machine.__file__, copy)
+    spec = importlib.util.spec_from_file_location("machine_copy", copy)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.source_commit() is None

@@ -51,17 +51,20 @@ def processor() -> str:
 
 def source_commit() -> str | None:
     """The commit of the framework's source that computes, as `git rev-parse --short HEAD`
-    names it, with "+dirty" when tracked files differ from it; None outside a git checkout (an
-    installed package). With the machine, what a run's figures are reproduced with."""
-    here = Path(__file__).resolve().parent
+    names it, with "+dirty" when tracked files differ from it; None unless this file is tracked
+    by a git checkout (an installed package, even one in a virtual environment inside another
+    project's checkout). With the machine, what a run's figures are reproduced with."""
+    here = Path(__file__).resolve()
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(here.parent), *args], text=True,
+                              capture_output=True, timeout=10)
+
     try:
-        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
-                              text=True, capture_output=True, timeout=10)
-        if head.returncode:
+        if git("ls-files", "--error-unmatch", here.name).returncode:
             return None
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
-                                "--untracked-files=no"], text=True, capture_output=True,
-                               timeout=10).stdout.strip()
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return head.stdout.strip() + ("+dirty" if dirty else "")
