@@ -120,7 +120,9 @@ def test_after_a_stop_a_copy_of_the_ctrl_c_is_ignored(stop, fresh, tmp_path,
     from rl_cli.session import claimed
 
     exc = {"Terminated": Terminated, "RunStopped": RunStopped}.get(stop, stop)
-    before = signal.getsignal(signal.SIGINT)
+    original = signal.getsignal(signal.SIGINT)  # a pytest-xdist worker ignores SIGINT
+    before = signal.default_int_handler  # Python's own, as `rl` starts with
+    signal.signal(signal.SIGINT, before)
     for name in ("run", "other"):
         (tmp_path / name).mkdir()
     try:
@@ -135,11 +137,11 @@ def test_after_a_stop_a_copy_of_the_ctrl_c_is_ignored(stop, fresh, tmp_path,
             os.kill(os.getpid(), signal.SIGINT)  # the user's own, later
             time.sleep(1.0)
         assert signal.getsignal(signal.SIGINT) is before
+        with claimed(tmp_path / "other", fresh=True):
+            pass
+        assert signal.getsignal(signal.SIGINT) is before
     finally:
-        signal.signal(signal.SIGINT, before)
-    with claimed(tmp_path / "other", fresh=True):
-        pass
-    assert signal.getsignal(signal.SIGINT) is before
+        signal.signal(signal.SIGINT, original)
 
 
 @pytest.mark.parametrize("code, hint", [
