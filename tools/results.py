@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -255,12 +254,11 @@ COMPARISONS: dict[str, list[Comparison]] = {
 
 
 def commit() -> str:
-    """The commit the rows are produced at, `+dirty` when the tree has local changes."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True,
-                          capture_output=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                           text=True, capture_output=True).stdout.strip()
-    return head + ("+dirty" if dirty else "")
+    """The commit the rows are produced at, `+dirty` when the tree has local changes: the one
+    every run records (`rl_cli.machine.source_commit`)."""
+    from rl_cli.machine import source_commit
+
+    return source_commit() or "unknown"
 
 
 def summarise(values: list[float | None]) -> dict[str, Any]:
