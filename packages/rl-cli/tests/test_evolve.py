@@ -71,6 +71,18 @@ def test_resumed_run_repeats_the_uninterrupted_sharded_one(tmp_path: Path, capsy
             assert a[key] == b[key], (key, a, b)
     # The comparison means something only if the members' fitnesses differ.
     assert any(r["best_fitness"] != r["mean_fitness"] for r in full), full
+    # Built differently now than when it started (as if a preset changed: evolve.json records
+    # another inner learning rate): a further resume names the change and trains nothing.
+    settings = tmp_path / "part" / "evolve.json"
+    recorded = json.loads(settings.read_text())
+    recorded["hparams"]["lr"] = 0.02
+    settings.write_text(json.dumps(recorded))
+    files = {p: p.read_bytes() for p in (settings, tmp_path / "part" / "history.jsonl")}
+    code, _, err = run_cli(["--no-compile-cache", "evolve", "--resume", str(tmp_path / "part"),
+                            "--generations", "4"], capsys)
+    assert code == 2 and "builds the run differently" in err and "hparams.lr: 0.02 -> 0.01" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert {p: p.read_bytes() for p in files} == files
     # The whole strategy state and the saved meta-parameters agree bit for bit.
     ck_full, ck_part = npz(tmp_path / "full" / "checkpoint.npz"), npz(tmp_path / "part" /
                                                                        "checkpoint.npz")

@@ -52,6 +52,7 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     from rl_algos import evolve
     from rl_cli.evolve_plots import plot_fitness, plot_meta_function
     from rl_cli.machine import computing_on, machine_change, machine_record, started_machine
+    from rl_cli.resume import refuse_rebuilt
 
     root = jax.random.PRNGKey(req.seed)
     state = evolve.initial_state(p.strategy, root, p.template)
@@ -72,12 +73,16 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
             earlier = json.loads((run_dir / SETTINGS).read_text())
         except (OSError, ValueError):  # missing or damaged: it is rewritten below
             earlier = None
+    rebuilt = {"config": dataclasses.asdict(p.config), "hparams": p.hparams._asdict()}
+    if earlier is not None:  # a preset or default changed since: refuse, as `rl resume` does
+        refuse_rebuilt(rebuilt, {k: earlier[k] for k in rebuilt if k in earlier},
+                       run_dir / SETTINGS, SETTINGS)
     note = machine_change(earlier) if earlier is not None else ""
     if note:
         console.print(escape(note))
     (run_dir / SETTINGS).write_text(json.dumps({
-        "request": dataclasses.asdict(req), "config": dataclasses.asdict(p.config),
-        "hparams": p.hparams._asdict(), "num_meta_params": int(p.strategy.es.num_dims),
+        "request": dataclasses.asdict(req), **rebuilt,
+        "num_meta_params": int(p.strategy.es.num_dims),
         **(machine_record() if earlier is None else started_machine(earlier)),
         "command": sys.argv}, indent=2))
     history = read_history(run_dir, prog.next_generation)

@@ -161,13 +161,19 @@ def check_rebuilt(point: ResumePoint, record: dict[str, Any]) -> None:
     then = point.header.get("record")
     if not isinstance(then, dict):
         return  # a checkpoint that records no config (written before it was kept)
-    now = json.loads(json.dumps(comparable(record)))  # as written: tuples become lists
-    changes = _changes(now, then, added=lambda at: at == "env_kwargs")
+    refuse_rebuilt(comparable(record), then, point.path, "config.json")
+
+
+def refuse_rebuilt(now: dict[str, Any], then: dict[str, Any], wrote: Path, names: str) -> None:
+    """The UserError of `check_rebuilt` (and of `rl evolve --resume`) for a run whose settings as
+    this version builds them (`now`) differ from those recorded in `wrote` (`then`); `names` is
+    the run's file that lists them. Compared as written to JSON (tuples become lists)."""
+    changes = _changes(json.loads(json.dumps(now)), then, added=lambda at: at == "env_kwargs")
     if changes:
         raise UserError(f"this version of the code builds the run differently from the one that "
-                        f"wrote {point.path} ({_listed(changes)}): continuing would train the "
+                        f"wrote {wrote} ({_listed(changes)}): continuing would train the "
                         "rest of it with other settings; restore the code it started with (its "
-                        "config.json names the settings), or start a new run")
+                        f"{names} names the settings), or start a new run")
 
 
 def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
