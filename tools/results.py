@@ -793,7 +793,8 @@ def main() -> None:
                      f"{store[args.suite]['meta']['seeds']}: use the same --seeds")
     if args.keep_runs and args.keep_runs.exists() and not args.keep_runs.is_dir():
         parser.error(f"--keep-runs {args.keep_runs}: a file is there; name a directory")
-    rev, t0, rows = commit(), time.perf_counter(), []
+    rev, t0 = commit(), time.perf_counter()
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rl-results-") as tmp:
         logdir = args.keep_runs or tmp
         for task in tasks:

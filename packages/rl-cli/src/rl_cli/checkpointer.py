@@ -24,6 +24,11 @@ SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 REPEAT_WINDOW_SECONDS = 1.5
 
 
+def _is_copy(first_at: float) -> bool:
+    """Whether a SIGINT arriving now is a copy of the one that came at `first_at` (monotonic)."""
+    return time.monotonic() - first_at <= REPEAT_WINDOW_SECONDS
+
+
 def ignoring_copies(previous: Any) -> Callable[[int, Any], None]:
     """A SIGINT handler for what follows a stop (`rl_cli.session.claimed`): a SIGINT within
     `REPEAT_WINDOW_SECONDS` from now is a copy of the Ctrl-C that stopped the run and is ignored,
@@ -32,7 +37,7 @@ def ignoring_copies(previous: Any) -> Callable[[int, Any], None]:
     since = time.monotonic()
 
     def handler(signum: int, frame: Any) -> None:
-        if time.monotonic() - since <= REPEAT_WINDOW_SECONDS:
+        if _is_copy(since):
             return
         signal.signal(signal.SIGINT, previous)
         if callable(previous):
@@ -116,12 +121,11 @@ class Checkpointer:
         first_at = [0.0]
 
         def handler(signum: int, frame: Any) -> None:
-            now = time.monotonic()
             if signum != signal.SIGINT:  # SIGTERM: stop as asked, and exit 143
                 self.signum = signum
             elif self.signum is None:
-                self.signum, first_at[0] = signum, now
-            elif self.signum != signal.SIGINT or now - first_at[0] > REPEAT_WINDOW_SECONDS:
+                self.signum, first_at[0] = signum, time.monotonic()
+            elif self.signum != signal.SIGINT or not _is_copy(first_at[0]):
                 raise KeyboardInterrupt  # a deliberate Ctrl-C, not a copy of the first
 
         for s in SIGNAL_EXIT:
