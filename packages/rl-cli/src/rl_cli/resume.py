@@ -176,6 +176,27 @@ def refuse_rebuilt(now: dict[str, Any], then: dict[str, Any], wrote: Path, names
                         f"{names} names the settings), or start a new run")
 
 
+def checked_point(resume_dir: Path | None, algo: Any, keys: Any, hp: Any, info: dict[str, Any],
+                  console: Console) -> ResumePoint | None:
+    """Where a training command starts: None for a new run, else `resume_dir`'s newest usable
+    checkpoint (`resume_point`), refused if config.json was edited since (`check_unchanged`)."""
+    if resume_dir is None:
+        return None
+    point = resume_point(resume_dir, algo, keys, hp, info, console)
+    check_unchanged(resume_dir, point)
+    return point
+
+
+def write_config(run_dir: Path | None, record: dict[str, Any], point: ResumePoint | None) -> None:
+    """Writes the run's config.json (`record`; for a resumed run with how it started and every
+    resume, `resumed_record`), on the process that writes files (`run_dir` set)."""
+    if run_dir is None:
+        return
+    if point is not None:
+        record.update(resumed_record(run_dir, point))
+    write_atomic(run_dir / "config.json", json.dumps(record, indent=2))
+
+
 def resumed_record(run_dir: Path, point: ResumePoint) -> dict[str, Any]:
     """config.json's fields of a resumed run: the command and the machine that started it
     (`rl_cli.machine`), and every resume with its own command and machine."""

@@ -30,14 +30,7 @@ from rl_cli.request import (
     prepare,
     request_record,
 )
-from rl_cli.resume import (
-    check_rebuilt,
-    check_unchanged,
-    comparable,
-    resume_point,
-    resumed_record,
-    write_atomic,
-)
+from rl_cli.resume import check_rebuilt, checked_point, comparable, write_atomic, write_config
 from rl_cli.session import claimed, new_run_dir, train_members
 from rl_cli.stats import final_achievements, final_returns, final_win_rates, mean_ci95
 from rl_cli.trackers import open_tracker
@@ -75,10 +68,7 @@ def execute(req: RunRequest, console: Console | None = None,
     total_steps = algo.num_updates * algo.steps_per_update
     info = {"algo": req.algo, "env": req.env, "num_members": n,
             "num_updates": algo.num_updates}
-    point = None
-    if resume_dir is not None:
-        point = resume_point(resume_dir, algo, keys, hp, info, console)
-        check_unchanged(resume_dir, point)
+    point = checked_point(resume_dir, algo, keys, hp, info, console)
     config_record = {
         "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
@@ -104,10 +94,7 @@ def execute(req: RunRequest, console: Console | None = None,
     if main:
         run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)
     with claimed(run_dir, fresh=point is None):
-        if run_dir is not None:
-            if point is not None:
-                config_record.update(resumed_record(run_dir, point))
-            write_atomic(run_dir / "config.json", json.dumps(config_record, indent=2))
+        write_config(run_dir, config_record, point)
         done = 0 if point is None else point.updates_done
         header(console,
             f"[bold]{req.algo}[/] on [bold]{req.env}[/]", f"{n} seed(s)",
@@ -144,7 +131,7 @@ def execute(req: RunRequest, console: Console | None = None,
             except NonFiniteHalt as halt:
                 _record_halt(run_dir, logger, req, n, seeds, health, halt)
                 raise
-            result, run_seconds = trained.result, trained.run_seconds
+            result = trained.result
             dog.beat("saving results")
             agents = final_agents(algo, result.state)
             timings.mark("final agents")
@@ -176,17 +163,7 @@ def execute(req: RunRequest, console: Console | None = None,
             **final_win_rates(result.metrics),
             **final_achievements(result.metrics, prep.env),
             **(greedy or {}),
-            "total_timesteps": total_steps,
-            "compile_seconds": trained.compile_seconds,
-            "run_seconds": run_seconds,
-            # every session's training, a resumed run's earlier sessions included
-            "run_seconds_total": run_seconds + (0.0 if point is None else point.elapsed),
-            "steps_per_second": n * (total_steps - done * algo.steps_per_update)
-            / max(run_seconds, 1e-9),
-            **({"resumed_from_update": done} if point is not None else {}),
-            "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
-            "run_dir": str(run_dir),
-            **health.summary(),
+            **trained.summary_fields(algo, n, point, run_dir, health),
         }
         if run_dir is not None:
             write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))

@@ -182,6 +182,27 @@ class Trained(NamedTuple):
     run_seconds: float  # this session's training (a resumed run: since it resumed)
     checkpoint: Path | None  # the last checkpoint written
 
+    def summary_fields(self, algo: Any, members: int, start: Any, run_dir: Path | None,
+                       health: Any) -> dict[str, Any]:
+        """summary.json's account of the training, the same for every training command: the
+        budget, compile and training seconds (`run_seconds_total` counts a resumed run's earlier
+        sessions too), the throughput of this session, where it resumed (`start`, a
+        `ResumePoint`), its last checkpoint, run directory and the members' health."""
+        done = 0 if start is None else start.updates_done
+        total = algo.num_updates * algo.steps_per_update
+        return {
+            "total_timesteps": total,
+            "compile_seconds": self.compile_seconds,
+            "run_seconds": self.run_seconds,
+            "run_seconds_total": self.run_seconds + (0.0 if start is None else start.elapsed),
+            "steps_per_second": members * (total - done * algo.steps_per_update)
+            / max(self.run_seconds, 1e-9),
+            **({"resumed_from_update": done} if start is not None else {}),
+            "checkpoint": str(self.checkpoint or (start.path if start else None) or "") or None,
+            "run_dir": str(run_dir),
+            **health.summary(),
+        }
+
 
 def train_members(algo: Any, keys: Any, hp: Any, chunk_len: int, mesh: Any, *, console: Any,
                   logger: Any, dog: Any, health: Any, checkpointer: Any, progress: bool,

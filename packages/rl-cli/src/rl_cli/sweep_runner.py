@@ -75,11 +75,10 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     from rl_cli.reporting import SweepLogger, ranking_table
     from rl_cli.resume import (
         check_rebuilt,
-        check_unchanged,
+        checked_point,
         comparable,
-        resume_point,
-        resumed_record,
         write_atomic,
+        write_config,
     )
     from rl_cli.rundir import check_output
     from rl_cli.session import claimed, new_run_dir, train_members
@@ -98,10 +97,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     keys, hp = member_inputs(plan)
     info = {"algo": req.algo, "env": req.env, "num_members": n,
             "num_updates": algo.num_updates}
-    point = None if resume_dir is None else resume_point(resume_dir, algo, keys, hp, info,
-                                                         console)
-    if resume_dir is not None and point is not None:
-        check_unchanged(resume_dir, point)
+    point = checked_point(resume_dir, algo, keys, hp, info, console)
     done = 0 if point is None else point.updates_done
     run_dir = None
     if main:
@@ -129,10 +125,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     if point is not None:  # on every process, before any of them compiles
         check_rebuilt(point, record)
     with claimed(run_dir, fresh=point is None):
-        if run_dir is not None:
-            if point is not None:
-                record.update(resumed_record(run_dir, point))
-            write_atomic(run_dir / "config.json", json.dumps(record, indent=2))
+        write_config(run_dir, record, point)
         mesh_note = "1 device" if plan.mesh is None else \
             f"members sharded over {plan.mesh.devices.size} devices"
         header(console,
@@ -172,15 +165,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
                         for r in result.ranking],
             "final_return_definition": FINAL_RETURN_DEFINITION,
             **result.outcomes,
-            "total_timesteps": total_steps,
-            "compile_seconds": result.compile_seconds,
-            "run_seconds": result.run_seconds,
-            "steps_per_second": n * (total_steps - done * algo.steps_per_update)
-            / max(result.run_seconds, 1e-9),
-            **({"resumed_from_update": done} if point is not None else {}),
-            "checkpoint": str(trained.checkpoint or (point.path if point else None) or "") or None,
-            "run_dir": str(run_dir),
-            **health.summary(),
+            **trained.summary_fields(algo, n, point, run_dir, health),
         }
         if logger is not None and run_dir is not None:
             logger.close(result.final_returns)
