@@ -405,3 +405,22 @@ def test_ctrl_c_to_the_process_group_of_uv_run_checkpoints(references, tmp_path)
     code, text = _finish(_rl(["resume", str(run_dir), "--no-progress"]))
     assert code == 0, text
     _assert_same_run(run_dir, references["ppo"])
+
+
+def test_refuse_rebuilt_compares_what_was_recorded(tmp_path) -> None:
+    """`refuse_rebuilt` (`rl evolve --resume`'s check): a tuple recorded as a list and a field
+    this version adds pass; a changed value and a recorded field this version lost are named;
+    a section the record lacks is not compared."""
+    from rl_cli.errors import UserError
+    from rl_cli.resume import refuse_rebuilt
+
+    then = {"config": {"hidden_sizes": [8, 8], "num_envs": 4}, "hparams": {"lr": 0.01}}
+    now = {"config": {"hidden_sizes": (8, 8), "num_envs": 4, "new_field": True},
+           "hparams": {"lr": 0.01}}
+    wrote = tmp_path / "evolve.json"
+    refuse_rebuilt(now, then, wrote, "evolve.json")
+    refuse_rebuilt(now, {"config": then["config"]}, wrote, "evolve.json")
+    with pytest.raises(UserError, match=r"hparams.lr: 0.02 -> 0.01.*its evolve.json names"):
+        refuse_rebuilt(now, {**then, "hparams": {"lr": 0.02}}, wrote, "evolve.json")
+    with pytest.raises(UserError, match=r"config.num_envs: 4 -> None"):
+        refuse_rebuilt({**now, "config": {"hidden_sizes": (8, 8)}}, then, wrote, "evolve.json")

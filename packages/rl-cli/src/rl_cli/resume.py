@@ -189,7 +189,8 @@ def checked_point(resume_dir: Path | None, algo: Any, keys: Any, hp: Any, info: 
 
 def write_config(run_dir: Path | None, record: dict[str, Any], point: ResumePoint | None) -> None:
     """Writes the run's config.json (`record`; for a resumed run with how it started and every
-    resume, `resumed_record`), on the process that writes files (`run_dir` set)."""
+    resume, `resumed_record`, merged into `record` in place: the caller's later reads of the
+    starting machine rely on it), on the process that writes files (`run_dir` set)."""
     if run_dir is None:
         return
     if point is not None:
