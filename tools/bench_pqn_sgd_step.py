@@ -2,8 +2,10 @@
 
 The step of `tools/bench_pqn.py --config cartpole` (a minibatch of 128 CartPole observations, two
 LayerNorm layers of 256, the Q(lambda) regression loss, global-norm clipping then RAdam), as a
-`lax.scan` of 64 steps, timed under `jit` and under `jit(vmap(...))` over a seed axis of size 1
-(the way purejaxql's script runs one seed, and PQN many), microseconds per step:
+`lax.scan` of 64 steps, timed under `jit`, under `jit(vmap(...))` over a seed axis of size 1
+(the way purejaxql's script runs one seed), and over 8 seeds, each with its own minibatches (its
+parameters are copies: the values do not change the time), as PQN and purejaxql train 8 seeds;
+microseconds per step, all the seeds together:
 
   ours         `rl_algos.common.qnetwork.QNetwork`, each sample through `eqx.nn.Linear` (`W @ x`)
                and vmapped over the batch, as PQN computes it, with `optax.flatten`
@@ -11,14 +13,18 @@ LayerNorm layers of 256, the Q(lambda) regression loss, global-norm clipping the
   batch-major  ours with every layer computed on the whole batch (`x @ W.T`): the same
                function, rounded differently (its largest difference from ours is printed)
 
-The last column counts `copy` instructions in the optimised HLO: under the seed axis, the
-per-sample arrangement's products come out `[out, B]` and are copied back to `[B, out]`.
+The programs of one column run in interleaved calls (ours, purejaxql, batch-major, ours, ...) and
+each figure is the median of its calls: the speed of this machine drifts within a process, and
+interleaving shares the drift. The last columns count `copy` instructions in the optimised HLO:
+under the seed axis, the per-sample arrangement's products come out `[out, B]` and are copied
+back to `[B, out]`.
 
-    taskset -c 0 uv run --group bench python tools/bench_pqn_sgd_step.py
+    taskset -c 0 uv run --group bench python tools/bench_pqn_sgd_step.py [--repeats 15]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -37,8 +43,9 @@ from rl_algos.common.qnetwork import QNetwork  # noqa: E402
 BATCH, STEPS, HIDDEN = 128, 64, 256
 
 
-def data():
-    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(1), 3)
+def data(seed: int = 1):
+    """64 minibatches: observations `[64, 128, 4]`, actions and targets `[64, 128]`."""
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
     return (jax.random.normal(k1, (STEPS, BATCH, 4)),
             jax.random.randint(k2, (STEPS, BATCH), 0, 2),
             jax.random.normal(k3, (STEPS, BATCH)))
@@ -82,8 +89,9 @@ def arrangements():
             "batch-major": (batch_major, params, optax.flatten(plain))}
 
 
-def sgd(loss, tx, batches):
-    def run(params):
+def sgd(loss, tx):
+    """`(params, batches) -> params` after one optimiser step per minibatch of `batches`."""
+    def run(params, batches):
         def step(carry, mb):
             p, s = carry
             updates, s = tx.update(jax.grad(loss)(p, *mb), s, p)
@@ -94,30 +102,51 @@ def sgd(loss, tx, batches):
     return run
 
 
-def per_step_us(fn, params, repeats: int = 20) -> float:
-    jax.block_until_ready(fn(params))
-    times = []
+def interleaved_us(calls: dict[str, tuple], repeats: int) -> dict[str, float]:
+    """Median microseconds per step of each compiled `(fn, args)`, called in turn."""
+    for fn, args in calls.values():
+        jax.block_until_ready(fn(*args))
+    times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(params))
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)) / STEPS * 1e6
+        for name, (fn, args) in calls.items():
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            times[name].append(time.perf_counter() - t0)
+    return {name: float(np.median(t)) / STEPS * 1e6 for name, t in times.items()}
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=15)
+    a = ap.parse_args()
     batches = data()
+    eight = jax.tree.map(lambda *x: jnp.stack(x), *(data(1 + s) for s in range(8)))
     table = arrangements()
-    print(f"jax {jax.__version__}: {STEPS} steps of a [{BATCH}, 4] minibatch, layers of {HIDDEN}; "
-          "us per step (median of 20 calls)")
-    print(f"{'arrangement':>12} {'jit':>8} {'vmap(1)':>8} {'copies jit':>11} {'copies vmap':>12}")
+    stacked = {name: jax.tree.map(lambda x: jnp.stack([x] * 8), params)
+               for name, (_, params, _) in table.items()}
+    single = {name: jax.tree.map(lambda x: x[None], params)
+              for name, (_, params, _) in table.items()}
+    columns: dict[str, dict[str, tuple]] = {"jit": {}, "vmap(1)": {}, "vmap(8)": {}}
+    copies = {}
     for name, (loss, params, tx) in table.items():
-        run = sgd(loss, tx, batches)
-        seeded = jax.tree.map(lambda x: x[None], params)
-        jitted, vmapped = jax.jit(run), jax.jit(jax.vmap(run))
-        copies = [c.lower(p).compile().as_text().count(" copy(")
-                  for c, p in ((jitted, params), (vmapped, seeded))]
-        print(f"{name:>12} {per_step_us(jitted, params):8.0f} {per_step_us(vmapped, seeded):8.0f} "
-              f"{copies[0]:>11} {copies[1]:>12}", flush=True)
+        run = sgd(loss, tx)
+        one = (single[name], jax.tree.map(lambda x: x[None], batches))
+        jitted = jax.jit(run).lower(params, batches).compile()
+        vmapped = jax.jit(jax.vmap(run)).lower(*one).compile()
+        columns["jit"][name] = (jitted, (params, batches))
+        columns["vmap(1)"][name] = (vmapped, one)
+        columns["vmap(8)"][name] = (jax.jit(jax.vmap(run)).lower(stacked[name], eight)
+                                    .compile(), (stacked[name], eight))
+        copies[name] = [c.as_text().count(" copy(") for c in (jitted, vmapped)]
+    us = {col: interleaved_us(calls, a.repeats) for col, calls in columns.items()}
+    print(f"jax {jax.__version__}: {STEPS} steps of a [{BATCH}, 4] minibatch, layers of {HIDDEN}; "
+          f"us per step, all seeds together (median of {a.repeats} interleaved calls)")
+    print(f"{'arrangement':>12} {'jit':>8} {'vmap(1)':>8} {'vmap(8)':>8} {'copies jit':>11} "
+          f"{'copies vmap':>12}")
+    for name in table:
+        print(f"{name:>12} {us['jit'][name]:8.0f} {us['vmap(1)'][name]:8.0f} "
+              f"{us['vmap(8)'][name]:8.0f} {copies[name][0]:>11} {copies[name][1]:>12}",
+              flush=True)
     ours, bm = table["ours"][0], table["batch-major"][0]
     mb = jax.tree.map(lambda x: x[0], batches)
     g1, g2 = (jax.jit(jax.grad(f))(table["ours"][1], *mb) for f in (ours, bm))
