@@ -317,6 +317,27 @@ def test_resume_refuses_a_run_this_version_builds_differently(references, tmp_pa
     assert {p: p.read_bytes() for p in files} == files
 
 
+def test_resume_refuses_an_edited_config(references, tmp_path, capsys) -> None:
+    """config.json edited after the checkpoint was written (here the number of environments):
+    `rl resume` rebuilds from the recorded request and would silently undo the edit, so it names
+    the field and trains nothing; the files stay as they were."""
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(references["ppo"], run_dir)
+    record = json.loads((run_dir / "config.json").read_text())
+    num_envs = record["config"]["num_envs"]
+    record["config"]["num_envs"] = 2 * num_envs
+    (run_dir / "config.json").write_text(json.dumps(record, indent=2))
+    files = {p: p.read_bytes() for p in (run_dir / "config.json", run_dir / "metrics.jsonl")}
+    code, _, err = run_cli(["resume", str(run_dir), "--total-timesteps",
+                            str(CASES["ppo"][1] * 2), "--no-progress"], capsys)
+    assert code == 2, err
+    assert "was edited after its checkpoint was written" in err, err
+    assert f"config.num_envs: {num_envs} -> {2 * num_envs}" in err, err
+    assert {p: p.read_bytes() for p in files} == files
+
+
 def test_a_newer_version_may_add_fields_but_not_change_them(tmp_path) -> None:
     """`check_rebuilt` against a checkpoint an older version wrote: fields this version adds to
     the config or the request are no change, nor a tuple the checkpoint's JSON holds as a list;

@@ -13,10 +13,10 @@ import numpy as np
 from rl_core.multiagent import episode_over
 from rl_core.spaces import Box
 from rl_core.types import TimeStep
-from rl_core.wrappers import Wrapper
+from rl_core.wrappers import TimeStepMap
 
 
-class AgentsAsBatch(Wrapper):
+class AgentsAsBatch(TimeStepMap):
     """A vectorised multi-agent stack (`VectorEnv` over an environment of the multi-agent port:
     leaves `[N, A, ...]`) seen as `N * A` single-agent environments: every leaf `[N * A, ...]`
     (environment-major, `rl_core.agents_as_batch`), actions taken `[N * A, ...]`. A
@@ -42,7 +42,7 @@ class AgentsAsBatch(Wrapper):
         self.num_env_copies = int(env.num_envs)
         self.num_envs = self.num_env_copies * self.num_agents
 
-    def _view(self, ts: TimeStep) -> TimeStep:
+    def map_timestep(self, ts: TimeStep) -> TimeStep:
         n, a = self.num_env_copies, self.num_agents
 
         def flat(x: jax.Array) -> jax.Array:
@@ -62,18 +62,13 @@ class AgentsAsBatch(Wrapper):
         info = {k: per_agent(v) if k in self.PER_ENVIRONMENT else v for k, v in info.items()}
         return jax.tree.map(flat, ts._replace(info=info))
 
-    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.reset(key)
-        return state, self._view(ts)
-
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
         per_env = jnp.reshape(action, (self.num_env_copies, self.num_agents,
                                        *jnp.shape(action)[1:]))
-        state, ts = self.env.step(state, per_env, key)
-        return state, self._view(ts)
+        return super().step(state, per_env, key)
 
 
-class CentralisedCritic(Wrapper):
+class CentralisedCritic(TimeStepMap):
     """A multi-agent environment (the port's `[A, ...]` leaves, unvectorised, flat observations
     `[D]`) whose observation also carries what a centralised critic sees (MAPPO: Yu, Velu,
     Vinitsky, Gao, Wang, Bayen and Wu, 2022, "The Surprising Effectiveness of PPO in Cooperative
@@ -108,7 +103,7 @@ class CentralisedCritic(Wrapper):
     def observation_space(self) -> Any:
         return self._observation_space
 
-    def _observe(self, ts: TimeStep) -> TimeStep:
+    def map_timestep(self, ts: TimeStep) -> TimeStep:
         a = self.num_agents
         if self._from_info:
             state = jnp.reshape(ts.info["global_state"], (a, -1)).astype(jnp.float32)
@@ -117,11 +112,3 @@ class CentralisedCritic(Wrapper):
                                      (a, a * self.actor_size))
         obs = jnp.concatenate([ts.observation, state, jnp.eye(a, dtype=jnp.float32)], axis=1)
         return ts._replace(observation=obs)
-
-    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.reset(key)
-        return state, self._observe(ts)
-
-    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.step(state, action, key)
-        return state, self._observe(ts)

@@ -12,7 +12,7 @@ import numpy as np
 
 from rl_core.spaces import Box
 from rl_core.types import TimeStep
-from rl_core.wrappers import Wrapper, batch_ndim
+from rl_core.wrappers import TimeStepMap, batch_ndim
 
 
 def flatten_observation(obs: Any, batch_ndim: int = 0) -> jax.Array:
@@ -26,26 +26,18 @@ def flatten_observation(obs: Any, batch_ndim: int = 0) -> jax.Array:
     )
 
 
-class ObservationTransform(Wrapper):
+class ObservationTransform(TimeStepMap):
     """A wrapper that maps every observation (and `info["final_observation"]`) through
     `transform` and leaves everything else alone."""
 
     def transform(self, obs: Any) -> Any:
         raise NotImplementedError
 
-    def _apply(self, ts: TimeStep) -> TimeStep:
+    def map_timestep(self, ts: TimeStep) -> TimeStep:
         info = dict(ts.info)
         if "final_observation" in info:
             info["final_observation"] = self.transform(info["final_observation"])
         return ts._replace(observation=self.transform(ts.observation), info=info)
-
-    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.reset(key)
-        return state, self._apply(ts)
-
-    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
-        state, ts = self.env.step(state, action, key)
-        return state, self._apply(ts)
 
 
 class FlattenObservation(ObservationTransform):

@@ -67,6 +67,23 @@ class Wrapper:
         return f"{type(self).__name__}({self.env!r})"
 
 
+class TimeStepMap(Wrapper):
+    """A wrapper that keeps the inner state and only rewrites what comes out: every `TimeStep`
+    of `reset` and `step` goes through `map_timestep` (an observation transform, a reshaped
+    batch, an added global state)."""
+
+    def map_timestep(self, ts: TimeStep) -> TimeStep:
+        raise NotImplementedError
+
+    def reset(self, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.reset(key)
+        return state, self.map_timestep(ts)
+
+    def step(self, state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, TimeStep]:
+        state, ts = self.env.step(state, action, key)
+        return state, self.map_timestep(ts)
+
+
 class PresetReset(NamedTuple):
     """A step key that carries its environment's reset already computed (`rollout` with
     `precompute_resets=True`): `AutoReset.step` steps with `key[0]` and takes `state` and

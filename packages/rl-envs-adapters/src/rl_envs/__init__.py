@@ -108,18 +108,25 @@ def _mask_observation(env_id: str, env: Any, keep: Any) -> Any:
                        f"{env.observation_space}, e.g. {OBS_KEEP}=0,2 ({e})") from None
 
 
+def _adapter_hook(env_id: str, hook: str) -> tuple[Any | None, str]:
+    """The optional `hook` of `env_id`'s adapter (None where the adapter does not define it, and
+    for a user's `module:factory`) and the environment's name within its backend. A backend that
+    is not installed is a `MissingBackendError` naming what to install."""
+    if is_import_path(env_id):
+        return None, ""
+    prefix, name = split_id(env_id)
+    if not backend_installed(prefix):
+        raise MissingBackendError(missing_extra_message(prefix))
+    return getattr(adapter_module(prefix), hook, None), name
+
+
 def against(env_id: str, kwargs: dict[str, Any], opponent: str | None
             ) -> tuple[dict[str, Any], str] | None:
     """For a backend whose games have built-in opponents (its adapter defines `against`): the
     environment arguments, from a run's `kwargs`, of games judged against `opponent` (the
     adapter's default when None), and that opponent's name. None for every other backend; a
     backend that is not installed is a `MissingBackendError` naming what to install."""
-    if is_import_path(env_id):
-        return None
-    prefix, _ = split_id(env_id)
-    if not backend_installed(prefix):
-        raise MissingBackendError(missing_extra_message(prefix))
-    hook = getattr(adapter_module(prefix), "against", None)
+    hook, _ = _adapter_hook(env_id, "against")
     return None if hook is None else hook(dict(kwargs), opponent)
 
 
@@ -128,12 +135,7 @@ def arena(env_id: str) -> Any | None:
     defines `arena`): the game's match engine (e.g. `rl_envs.pgx_match.Arena`: its built-in
     players and `play`). None for every other backend; a backend that is not installed is a
     `MissingBackendError` naming what to install."""
-    if is_import_path(env_id):
-        return None
-    prefix, name = split_id(env_id)
-    if not backend_installed(prefix):
-        raise MissingBackendError(missing_extra_message(prefix))
-    hook = getattr(adapter_module(prefix), "arena", None)
+    hook, name = _adapter_hook(env_id, "arena")
     return None if hook is None else hook(name)
 
 
@@ -141,12 +143,9 @@ def spaces(env_id: str) -> tuple[Any, Any]:
     """The observation and action spaces of `env_id` with its default arguments: from the
     adapter's `spaces` hook where it has one (its spaces need no data the constructor would
     fetch), else from the environment `make` builds."""
-    if not is_import_path(env_id):
-        prefix, name = split_id(env_id)
-        if backend_installed(prefix):
-            hook = getattr(adapter_module(prefix), "spaces", None)
-            if hook is not None:
-                return hook(name)
+    hook, name = _adapter_hook(env_id, "spaces")
+    if hook is not None:
+        return hook(name)
     env = make(env_id)
     return env.observation_space, env.action_space
 
@@ -155,10 +154,7 @@ def agent_count(env_id: str) -> int | None:
     """How many agents `env_id` has (an environment of the multi-agent port), None for a
     single-agent one: from the adapter's `agent_count` hook where it has one (the adapters of
     multi-agent libraries do), else None."""
-    if is_import_path(env_id):
-        return None
-    prefix, name = split_id(env_id)
-    hook = getattr(adapter_module(prefix), "agent_count", None)
+    hook, name = _adapter_hook(env_id, "agent_count")
     return None if hook is None else hook(name)
 
 
