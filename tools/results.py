@@ -210,15 +210,21 @@ BELOW_REFERENCE: dict[tuple[str, str, str], str] = {
         "![policy entropy, PPO and DPO on SpaceInvaders at lr 2.5e-3](figures/"
         "results-minatar-spaceinvaders-dpo-entropy.png)",
     ("minatar", "dqn", "gymnax/Asterix-MinAtar"):
-        "its training return, not its greedy one; the cause is not measured yet. Young & Tian's "
-        "curves are of the training policy (ε 0.1 after the first 1e5 steps); this row's "
-        "training return levels off at about 11 from 1.5e6 steps (10.1–11.5 per seed at 5e6) "
-        "where theirs reaches about 17, and its greedy policy's 25.1 lies above that. The preset "
-        "differs from their DQN in ways that could each account for it, none tested here: one "
-        "gradient step per 4 environment steps (theirs one per step), the target copied every "
-        "250 gradient steps (theirs every 1,000), Adam and Double DQN targets (theirs RMSProp and "
-        "the target network's max), and gymnax's Asterix (5 actions, no sticky actions, episodes "
-        "cut at 1,000 steps) for the original (all 6 actions, sticky actions 0.1)",
+        "its training return, not its greedy one; measured in part: the preset's one gradient "
+        "step per 4 environment steps. Young & Tian's curves are of the training policy (ε 0.1 "
+        "after the first 1e5 steps); this row's training return levels off at about 11 from "
+        "1.5e6 steps (10.1–11.5 per seed at 5e6) where theirs reaches about 17, and its greedy "
+        "policy's 25.1 lies above that. With one gradient step per environment step, as theirs "
+        "(the target then copied every 1,000 gradient steps, as theirs), `uv run rl run --algo "
+        "dqn --env gymnax/Asterix-MinAtar --num-seeds 2 --total-timesteps 1e6 --set "
+        "eps_decay=0.1 --set gradient_steps=4 --eval-episodes 10` (the row's ε schedule over "
+        "1e6 steps) reaches a training return of 15.9 and 15.5 at 1e6 steps, where this row's "
+        "seeds stood at 9.2–10.7, and no seed passed 13.1 up to 5e6; its greedy returns are 24.8 "
+        "and 38.7. Whether it reaches 17 by 5e6 is not measured (it costs 4 times the row's "
+        "compute), nor what the other differences add: Adam and Double DQN targets (theirs "
+        "RMSProp and the target network's max), and gymnax's Asterix (5 actions, no sticky "
+        "actions, episodes cut at 1,000 steps) for the original (all 6 actions, sticky actions "
+        "0.1)",
     ("pgx", "pqn", "pgx/tic_tac_toe"):
         "missed blocks, which more training reduces, and forks, which neither the random nor the "
         "greedy opponent plays for. `uv run python tools/tictactoe_exact.py RUN_DIR`, on the "
