@@ -87,7 +87,6 @@ def run(**given: Any) -> None:
     """Train agents and write TensorBoard events, metrics, checkpoints, a summary and
     parameters. Ctrl-C (or SIGTERM) saves a checkpoint at the next chunk boundary and exits;
     `rl resume RUN_DIR` continues exactly where it stopped."""
-    from rl_cli.overrides import parse_assignments
     from rl_cli.request import RunRequest
     from rl_cli.run_files import merged
     from rl_cli.runner import execute
@@ -98,17 +97,7 @@ def run(**given: Any) -> None:
                         "line, in --config or through --from")
     start_distributed(o["coordinator"], o["num_processes"], o["process_id"],
                       o["distributed_auto"])
-    req = RunRequest(
-        algo=o["algo"], env=o["env_id"], num_seeds=o["num_seeds"], seed=o["seed"],
-        total_timesteps=o["total_timesteps"], sets=parse_assignments(o["sets"]),
-        env_kwargs=env_kwargs(o["env_args"]), preset=o["preset"], logdir=o["logdir"],
-        run_name=o["run_name"], log_every=o["log_every"],
-        watchdog_seconds=o["watchdog_seconds"], progress=not o["no_progress"],
-        devices=o["devices"], data_parallel=o["data_parallel"], meta_params=o["meta_params"],
-        eval_episodes=o["eval_episodes"], halt_on_nan=o["halt_on_nan"],
-        checkpoint_every=o["checkpoint_every"], checkpoint_minutes=o["checkpoint_minutes"],
-        eval_every=o["eval_every"], track=o["track"],
-    )
+    req = RunRequest.from_options(o)
     execute(req)
 
 

@@ -44,6 +44,28 @@ class RunRequest:
     eval_every: int = 0  # updates between greedy evaluations during training (0: none)
     track: str | None = None  # an experiment tracker beside TensorBoard (rl_cli.trackers)
 
+    @classmethod
+    def from_options(cls, o: dict[str, Any]) -> RunRequest:
+        """The request of `rl run`'s parsed options `o` (click's parameter names; see
+        `OPTION_NAMES`): `--set`/`--env-arg` pairs parsed, `--no-progress` turned round."""
+        from rl_cli.options import env_kwargs
+        from rl_cli.overrides import parse_assignments
+
+        values = {f.name: o[option_name(f.name)] for f in fields(cls)}
+        values["sets"] = parse_assignments(values["sets"])
+        values["env_kwargs"] = env_kwargs(values["env_kwargs"])
+        values["progress"] = not values["progress"]
+        return cls(**values)
+
+
+# The request fields that `rl run`'s options name otherwise (click's parameter names); every
+# other field is its option's name. `--config` files and `--from` records go through the same.
+OPTION_NAMES = {"env": "env_id", "env_kwargs": "env_args", "progress": "no_progress"}
+
+
+def option_name(field_name: str) -> str:
+    return OPTION_NAMES.get(field_name, field_name)
+
 
 @dataclass
 class Prepared:

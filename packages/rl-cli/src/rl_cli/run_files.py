@@ -26,15 +26,9 @@ import click
 from rl_cli.errors import UserError
 
 TABLES = ("sets", "env_args")  # repeatable KEY=VALUE options, a table in a file
-# Request fields a `--from` rerun takes from the recorded run (the new run writes its own
-# directory, with its own progress display).
-RECORDED = {"algo": "algo", "env": "env_id", "num_seeds": "num_seeds", "seed": "seed",
-            "total_timesteps": "total_timesteps", "preset": "preset", "log_every": "log_every",
-            "watchdog_seconds": "watchdog_seconds", "devices": "devices",
-            "data_parallel": "data_parallel", "meta_params": "meta_params",
-            "eval_episodes": "eval_episodes", "halt_on_nan": "halt_on_nan",
-            "checkpoint_every": "checkpoint_every", "checkpoint_minutes": "checkpoint_minutes",
-            "eval_every": "eval_every", "track": "track"}
+# Request fields a `--from` rerun does not take from the recorded run: the new run writes its own
+# directory, with its own progress display; `--set` and `--env-arg` merge key by key instead.
+NOT_RECORDED = ("logdir", "run_name", "progress", "sets", "env_kwargs")
 
 
 def merged(ctx: click.Context, given: dict[str, Any], config: Path | None,
@@ -108,7 +102,10 @@ def _recorded(run_dir: Path) -> dict[str, Any]:
     if not isinstance(request, dict):
         raise UserError(f"--from {run_dir}: its config.json records no request (an `rl run` "
                         "directory has one)")
-    out: dict[str, Any] = {RECORDED[k]: v for k, v in request.items() if k in RECORDED}
+    from rl_cli.request import RunRequest, option_name
+
+    fields = set(RunRequest.__dataclass_fields__) - set(NOT_RECORDED)
+    out: dict[str, Any] = {option_name(k): v for k, v in request.items() if k in fields}
     if out.get("meta_params") is not None:
         out["meta_params"] = Path(out["meta_params"])
     out["sets"] = tuple(f"{k}={v}" for k, v in (request.get("sets") or {}).items())

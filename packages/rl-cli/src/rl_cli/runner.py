@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from rich.console import Console
@@ -23,6 +23,7 @@ from rl_cli.plots import write_curves
 from rl_cli.progress import header
 from rl_cli.reporting import RunLogger, summary_table
 from rl_cli.request import (
+    Prepared,
     RunRequest,
     hparams_record,
     member_keys,
@@ -38,23 +39,62 @@ from rl_cli.watchdog import Watchdog
 from rl_core import FINAL_RETURN_DEFINITION
 
 
+class RunPlan(NamedTuple):
+    """What `execute` settles before it touches the run directory: the prepared request, the
+    members (seeds, keys, broadcast hyperparameters), the chunk length, the device mesh, the
+    checkpoint to continue from (None: a fresh run) and the config.json record."""
+
+    req: RunRequest
+    prep: Prepared
+    mesh: Any
+    chunk_len: int
+    seeds: list[int]
+    keys: Any
+    hp: Any
+    point: Any
+    config_record: dict[str, Any]
+
+    @property
+    def names(self) -> list[str]:
+        return [f"seed_{s}" for s in self.seeds]
+
+
 def execute(req: RunRequest, console: Console | None = None,
             resume_dir: Path | None = None) -> dict[str, Any]:
     """Runs a validated request end to end, or with `resume_dir` continues that run from its
-    newest checkpoint (`rl resume`); returns the summary written to summary.json."""
-    console = console or Console(stderr=False)
-    prep = prepare(req)  # every user mistake surfaces here, before any file or compile
+    newest checkpoint (`rl resume`); returns the summary written to summary.json. The steps:
+    `prepare` (every user mistake, before any file or compile), `plan` (members, the checkpoint
+    to continue, the record, the memory check), the session (`claimed` run directory, header),
+    `train` (the chunk loop, parameters, greedy evaluation) and `finish` (summary)."""
+    from rl_core import is_main_process
 
+    console = console or Console(stderr=False)
+    prep = prepare(req)
+    main = is_main_process()  # only process 0 writes files and prints
+    if not main:
+        console = Console(quiet=True)
+    run = plan(req, prep, resume_dir, console)
+    run_dir = None
+    if main:
+        run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)
+    with claimed(run_dir, fresh=run.point is None):
+        write_config(run_dir, run.config_record, run.point)
+        _header(console, run, run_dir)
+        timings.mark("members, capacity check, config.json")
+        trained, greedy, health = train(run, run_dir, console, main)
+        return finish(run, run_dir, console, trained, greedy, health)
+
+
+def plan(req: RunRequest, prep: Prepared, resume_dir: Path | None, console: Console) -> RunPlan:
+    """The members and their record; with `resume_dir`, the checkpoint to continue from, refused
+    when this version would build the run differently (`check_rebuilt`)."""
     import jax
     import jax.numpy as jnp
 
     from rl_algos.common import hparams_as_arrays
-    from rl_cli.machine import computing_on, machine_change, machine_record
-    from rl_core import chunk_length, is_main_process
+    from rl_cli.machine import machine_record
+    from rl_core import chunk_length
 
-    main = is_main_process()  # only process 0 writes files and prints
-    if not main:
-        console = Console(quiet=True)
     mesh = None if req.data_parallel else member_mesh_for(req.devices)
     algo, n = prep.algorithm, req.num_seeds
     chunk_len = req.log_every or chunk_length(algo.num_updates)
@@ -62,18 +102,14 @@ def execute(req: RunRequest, console: Console | None = None,
                   algo.num_updates)
     hp_one = hparams_as_arrays(prep.hparams)
     seeds = [req.seed + i for i in range(n)]
-    names = [f"seed_{s}" for s in seeds]
     keys = member_keys(seeds)
     hp = jax.tree.map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), hp_one)
-    total_steps = algo.num_updates * algo.steps_per_update
-    info = {"algo": req.algo, "env": req.env, "num_members": n,
-            "num_updates": algo.num_updates}
-    point = checked_point(resume_dir, algo, keys, hp, info, console)
+    point = checked_point(resume_dir, algo, keys, hp, _info(req, prep), console)
     config_record = {
         "algo": req.algo, "env": req.env, "env_kwargs": prep.env_kwargs, "preset": prep.preset,
         "num_seeds": n, "seeds": seeds, "config": as_jsonable(prep.config),
         "hparams": hparams_record(prep.spec, prep.hparams, req.meta_params),
-        "num_updates": algo.num_updates, "steps_per_member": total_steps,
+        "num_updates": algo.num_updates, "steps_per_member": _total_steps(algo),
         "steps_per_update": algo.steps_per_update, "log_every_updates": chunk_len,
         **machine_record(),
         "parallelism": parallelism(mesh, req.data_parallel, req.devices),
@@ -89,99 +125,122 @@ def execute(req: RunRequest, console: Console | None = None,
         console.print(f"memory: about {est.need(n) / 2**30:.2f} GiB for {n:,} members, of "
                       f"{est.available_bytes / 2**30:.1f} GiB {est.where} available (at most "
                       f"{est.max_members():,} members fit; measured in {est.seconds:.1f} s)")
-
-    run_dir = None
-    if main:
-        run_dir = resume_dir or new_run_dir(req.logdir, f"{req.algo}-{req.env}", req.run_name)
-    with claimed(run_dir, fresh=point is None):
-        write_config(run_dir, config_record, point)
-        done = 0 if point is None else point.updates_done
-        header(console,
-            f"[bold]{req.algo}[/] on [bold]{req.env}[/]", f"{n} seed(s)",
-            f"{total_steps:,} steps each", f"preset {prep.preset or 'none'}",
-            config_record["parallelism"], escape(computing_on()),
-            f"run dir {escape(str(run_dir))}",
-            f"resuming at update {done}/{algo.num_updates}" if point else "",
-            escape(machine_change(config_record)) if point else "")
-
-        timings.mark("members, capacity check, config.json")
-        logger = None
-        if run_dir is not None:
-            logger = RunLogger(run_dir, names, algo.steps_per_update,
-                               resume_at=None if point is None else done,
-                               elapsed_offset=0.0 if point is None else point.elapsed,
-                               tracker=open_tracker(req.track, run_dir, config_record),
-                               achievement_names=getattr(prep.env, "achievement_names", None))
-        health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
-        evaluator = PeriodicEval(prep.judge_env(), algo, req, logger) if req.eval_every else None
-        ckpt = checkpointer_for(run_dir, {**info, "record": comparable(config_record)},
-                                req.checkpoint_every, req.checkpoint_minutes,
-                                req.eval_every, evaluator, warn=console.print)
-        timings.mark("TensorBoard writer, metrics.jsonl open")
-        judge = prep.judge_env() if req.eval_episodes and main else None
-        after = AfterTraining(plots=run_dir is not None, evaluation=(
-            judge, algo, keys, hp, req.eval_episodes, req.seed)
-            if req.eval_episodes and main else None)
-        with Watchdog(req.watchdog_seconds) as dog, after:
-            try:
-                trained = train_members(algo, keys, hp, chunk_len, mesh, console=console,
-                                        logger=logger, dog=dog, health=health, checkpointer=ckpt,
-                                        progress=req.progress, run_dir=run_dir, start=point,
-                                        on_compiled=after.start)
-            except NonFiniteHalt as halt:
-                _record_halt(run_dir, logger, req, n, seeds, health, halt)
-                raise
-            result = trained.result
-            dog.beat("saving results")
-            agents = final_agents(algo, result.state)
-            timings.mark("final agents")
-            after.join()
-            timings.mark("waiting for the background preparation")
-            if logger is not None and run_dir is not None:
-                logger.close()
-                timings.mark("TensorBoard writer, metrics.jsonl close")
-                save_agents(run_dir / "params.eqx", agents)
-                timings.mark("params.eqx")
-                write_curves(run_dir)
-                timings.mark("curves.png")
-            greedy = None
-            if req.eval_episodes and main:
-                dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
-                greedy = final_evaluation(judge, algo.policy, agents, req.eval_episodes,
-                                          req.seed, compiled=after.play)
-                timings.mark("final greedy evaluation")
-
-        finals = final_returns(np.asarray(result.metrics["episode_return_sum"]),
-                               np.asarray(result.metrics["episode_count"]))
-        mean, ci = mean_ci95(finals)
-        summary = {
-            "algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
-            "final_return_per_member": [None if not np.isfinite(r) else float(r) for r in finals],
-            "final_return_mean": None if not np.isfinite(mean) else mean,
-            "final_return_ci95": None if not np.isfinite(ci) else ci,
-            "final_return_definition": FINAL_RETURN_DEFINITION,
-            **final_win_rates(result.metrics),
-            **final_achievements(result.metrics, prep.env),
-            **(greedy or {}),
-            **trained.summary_fields(algo, n, point, run_dir, health),
-        }
-        if run_dir is not None:
-            write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
-        timings.mark("summary.json")
-        console.print(summary_table(names, finals, summary,
-                                    {n: h.status for n, h in health.flagged()}))
-        timings.mark("summary table")
-        return summary
+    return RunPlan(req, prep, mesh, chunk_len, seeds, keys, hp, point, config_record)
 
 
-def _record_halt(run_dir: Path | None, logger: Any, req: RunRequest, n: int, seeds: list[int],
+def _info(req: RunRequest, prep: Prepared) -> dict[str, Any]:
+    """What a checkpoint's header says of the run, checked again on resume."""
+    return {"algo": req.algo, "env": req.env, "num_members": req.num_seeds,
+            "num_updates": prep.algorithm.num_updates}
+
+
+def _total_steps(algo: Any) -> int:
+    return algo.num_updates * algo.steps_per_update
+
+
+def _header(console: Console, run: RunPlan, run_dir: Path | None) -> None:
+    from rl_cli.machine import computing_on, machine_change
+
+    req, algo, point = run.req, run.prep.algorithm, run.point
+    header(console,
+           f"[bold]{req.algo}[/] on [bold]{req.env}[/]", f"{req.num_seeds} seed(s)",
+           f"{_total_steps(algo):,} steps each", f"preset {run.prep.preset or 'none'}",
+           run.config_record["parallelism"], escape(computing_on()),
+           f"run dir {escape(str(run_dir))}",
+           f"resuming at update {point.updates_done}/{algo.num_updates}" if point else "",
+           escape(machine_change(run.config_record)) if point else "")
+
+
+def train(run: RunPlan, run_dir: Path | None, console: Console,
+          main: bool) -> tuple[Any, dict[str, Any] | None, HealthMonitor]:
+    """The chunk loop with its loggers, checkpointer and watchdog, then the final agents saved
+    and, with `--eval-episodes`, evaluated greedily: `(trained, greedy summary, health)`."""
+    req, prep, point = run.req, run.prep, run.point
+    algo, names = prep.algorithm, run.names
+    logger = None
+    if run_dir is not None:
+        logger = RunLogger(run_dir, names, algo.steps_per_update,
+                           resume_at=None if point is None else point.updates_done,
+                           elapsed_offset=0.0 if point is None else point.elapsed,
+                           tracker=open_tracker(req.track, run_dir, run.config_record),
+                           achievement_names=getattr(prep.env, "achievement_names", None))
+    health = HealthMonitor(names, halt_on_nan=req.halt_on_nan)
+    evaluator = PeriodicEval(prep.judge_env(), algo, req, logger) if req.eval_every else None
+    ckpt = checkpointer_for(run_dir, {**_info(req, prep),
+                                      "record": comparable(run.config_record)},
+                            req.checkpoint_every, req.checkpoint_minutes,
+                            req.eval_every, evaluator, warn=console.print)
+    timings.mark("TensorBoard writer, metrics.jsonl open")
+    evaluating = bool(req.eval_episodes) and main
+    judge = prep.judge_env() if evaluating else None
+    after = AfterTraining(plots=run_dir is not None, evaluation=(
+        judge, algo, run.keys, run.hp, req.eval_episodes, req.seed) if evaluating else None)
+    with Watchdog(req.watchdog_seconds) as dog, after:
+        try:
+            trained = train_members(algo, run.keys, run.hp, run.chunk_len, run.mesh,
+                                    console=console, logger=logger, dog=dog, health=health,
+                                    checkpointer=ckpt, progress=req.progress, run_dir=run_dir,
+                                    start=point, on_compiled=after.start)
+        except NonFiniteHalt as halt:
+            _record_halt(run_dir, logger, req, run.seeds, health, halt)
+            raise
+        dog.beat("saving results")
+        agents = final_agents(algo, trained.result.state)
+        timings.mark("final agents")
+        after.join()
+        timings.mark("waiting for the background preparation")
+        if logger is not None and run_dir is not None:
+            logger.close()
+            timings.mark("TensorBoard writer, metrics.jsonl close")
+            save_agents(run_dir / "params.eqx", agents)
+            timings.mark("params.eqx")
+            write_curves(run_dir)
+            timings.mark("curves.png")
+        greedy = None
+        if evaluating:
+            dog.beat(f"evaluating: {req.eval_episodes} greedy episodes per member")
+            greedy = final_evaluation(judge, algo.policy, agents, req.eval_episodes,
+                                      req.seed, compiled=after.play)
+            timings.mark("final greedy evaluation")
+    return trained, greedy, health
+
+
+def finish(run: RunPlan, run_dir: Path | None, console: Console, trained: Any,
+           greedy: dict[str, Any] | None, health: HealthMonitor) -> dict[str, Any]:
+    """summary.json (atomically) and the summary table."""
+    req, algo, n = run.req, run.prep.algorithm, run.req.num_seeds
+    metrics = trained.result.metrics
+    finals = final_returns(np.asarray(metrics["episode_return_sum"]),
+                           np.asarray(metrics["episode_count"]))
+    mean, ci = mean_ci95(finals)
+    summary = {
+        "algo": req.algo, "env": req.env, "num_members": n, "seeds": run.seeds,
+        "final_return_per_member": [None if not np.isfinite(r) else float(r) for r in finals],
+        "final_return_mean": None if not np.isfinite(mean) else mean,
+        "final_return_ci95": None if not np.isfinite(ci) else ci,
+        "final_return_definition": FINAL_RETURN_DEFINITION,
+        **final_win_rates(metrics),
+        **final_achievements(metrics, run.prep.env),
+        **(greedy or {}),
+        **trained.summary_fields(algo, n, run.point, run_dir, health),
+    }
+    if run_dir is not None:
+        write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+    timings.mark("summary.json")
+    console.print(summary_table(run.names, finals, summary,
+                                {name: h.status for name, h in health.flagged()}))
+    timings.mark("summary table")
+    return summary
+
+
+def _record_halt(run_dir: Path | None, logger: Any, req: RunRequest, seeds: list[int],
                  health: HealthMonitor, halt: NonFiniteHalt) -> None:
     """What a run stopped by `--halt-on-nan` leaves: its metrics so far and a summary.json that
     says why it stopped (no parameters: they are not finite, and checkpoints do not exist)."""
     if logger is None or run_dir is None:
         return
     logger.close()
-    summary = {"algo": req.algo, "env": req.env, "num_members": n, "seeds": seeds,
+    summary = {"algo": req.algo, "env": req.env, "num_members": len(seeds), "seeds": seeds,
                "halted": str(halt), "run_dir": str(run_dir), **health.summary()}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
 
