@@ -321,6 +321,11 @@ CASES: dict[str, Case] = {
                                   "run"),
     "eval search opponent, no simulations": Case(["eval", "{run}", "--opponent", "mcts:0"],
                                                  "'mcts:N' with N a positive", "run"),
+    "eval search opponent, simulations not a number": Case(
+        ["eval", "{run}", "--opponent", "mcts:abc"], "'mcts:N' with N a positive", "run"),
+    "run search opponent, simulations not a number": Case(
+        ["run", "--algo", "pqn", "--env", "pgx/tic_tac_toe", "--env-arg", "opponent=mcts:abc"],
+        "'mcts:N' with N a positive"),
     "eval search opponent, game with chance": Case(
         ["eval", "{run}", "--env", "pgx/backgammon", "--opponent", "mcts:8"], "without chance",
         "run"),
