@@ -145,3 +145,30 @@ def test_smax_reports_its_win_rate_and_renders_with_its_own_renderer(tmp_path: P
     assert code == 0, err
     with Image.open(run / "render-seed_0.gif") as gif:
         assert gif.n_frames >= 2 and gif.size == (400, 400)
+
+
+@pytest.mark.heavy
+def test_overcooked_renders_a_trained_run_with_jaxmarls_tiles(tmp_path: Path, capsys) -> None:
+    """IPPO on Overcooked's cramped_room, briefly trained: `rl render` draws one greedy episode
+    of both cooks with JaxMARL's `OvercookedVisualizer`, a frame for the first state and one per
+    step of the episode's 400 (Overcooked ends only at its time limit)."""
+    from PIL import Image
+
+    code, _, err = run_cli(["--no-compile-cache", "run", "--algo", "ippo", "--env",
+                            "jaxmarl/Overcooked_cramped_room", "--total-timesteps",
+                            str(4 * 4 * 32), "--set", "num_envs=4", "--set", "num_steps=32",
+                            "--eval-episodes", "0", "--logdir", str(tmp_path), "--run-name", "o",
+                            "--no-progress"], capsys)
+    assert code == 0, err
+    run = tmp_path / "o"
+    code, out, err = run_cli(["render", str(run)], capsys)
+    assert code == 0, err
+    assert "over 400 steps (episode ended)" in " ".join(out.split())
+    with Image.open(run / "render-seed_0.gif") as gif:
+        # Pillow merges identical consecutive frames (a barely trained greedy cook stands
+        # still), adding up their durations: 401 frames at the adapter's 4 a second.
+        durations = []
+        for i in range(gif.n_frames):
+            gif.seek(i)
+            durations.append(gif.info["duration"])
+        assert sum(durations) == 401 * 250 and gif.size[0] > 0
