@@ -4,7 +4,8 @@ r·A − ReLU((r − 1)·A − α·tanh((r − 1)·A / α)), for a negative one
 r·A − ReLU(log(r)·A − β·tanh(log(r)·A / β)). This trains DPO with one half replaced by PPO's
 clipped surrogate min(r·A, clip(r, 1 ± ε)·A), everything else DPO's own (`rl run --algo dpo`'s
 code path, preset, seeds and greedy evaluation), and prints each variant's greedy and training
-returns per seed:
+returns per seed with their interquartile mean and its 95% bootstrap interval, as
+`tools/results.py` reports a row:
 
     uv run python tools/dpo_halves.py --env gymnax/SpaceInvaders-MinAtar --seeds 4 \
         --total-timesteps 1e7 --set lr=2.5e-3
@@ -61,7 +62,7 @@ def main() -> None:
     from rl_cli.overrides import parse_assignments
     from rl_cli.request import RunRequest
     from rl_cli.runner import execute
-    from rl_cli.stats import mean_ci95
+    from rl_cli.stats import bootstrap_ci95, iqm
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", required=True)
@@ -84,12 +85,14 @@ def main() -> None:
                 sets=parse_assignments(tuple(args.sets)),
                 env_kwargs=env_kwargs(tuple(args.env_args)), logdir=logdir, run_name=name,
                 progress=False, eval_episodes=args.eval_episodes, checkpoint_minutes=0.0))
-            greedy = np.array(summary["greedy_eval_return_per_member"], dtype=float)
-            training = np.array(summary["final_return_per_member"], dtype=float)
-            print(f"{name}: greedy per seed {greedy.round(1).tolist()} (mean "
-                  f"{np.mean(greedy):.1f} ± {mean_ci95(greedy)[1]:.1f}), training per seed "
-                  f"{training.round(1).tolist()} (mean {np.mean(training):.1f}); "
-                  f"{summary['run_seconds']:.0f} s", flush=True)
+            parts = []
+            for what, key in (("greedy", "greedy_eval_return_per_member"),
+                              ("training", "final_return_per_member")):
+                v = np.array([np.nan if x is None else x for x in summary[key]], dtype=float)
+                low, high = bootstrap_ci95(v, iqm)
+                parts.append(f"{what} per seed {v.round(1).tolist()}, IQM {iqm(v):.1f} "
+                             f"[{low:.1f}, {high:.1f}]")
+            print(f"{name}: {'; '.join(parts)} ({summary['run_seconds']:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

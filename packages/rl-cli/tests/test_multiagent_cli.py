@@ -171,4 +171,6 @@ def test_overcooked_renders_a_trained_run_with_jaxmarls_tiles(tmp_path: Path, ca
         for i in range(gif.n_frames):
             gif.seek(i)
             durations.append(gif.info["duration"])
-        assert sum(durations) == 401 * 250 and gif.size[0] > 0
+        assert sum(durations) == 401 * 250
+        # cramped_room's 5 x 4 kitchen inside a border of one tile, JaxMARL's 32-pixel tiles
+        assert gif.size == (7 * 32, 6 * 32)

@@ -40,7 +40,8 @@ from rl_core import FINAL_RETURN_DEFINITION
 
 
 class RunPlan(NamedTuple):
-    """What `execute` settles before it touches the run directory: the prepared request, the
+    """What `execute` settles before it claims or writes the run directory (a resume reads its
+    checkpoint here): the prepared request, the
     members (seeds, keys, broadcast hyperparameters), the chunk length, the device mesh, the
     checkpoint to continue from (None: a fresh run) and the config.json record."""
 
