@@ -179,3 +179,39 @@ def test_bad_input_is_one_line_and_writes_nothing(argv, hint, tmp_path: Path, ca
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rl: error:") and hint in err, err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_stop_before_the_first_generation_leaves_nothing_and_a_later_one_resumes(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    """`rl evolve` trains inside `session.claimed`, as `rl run` does: a Ctrl-C during the first
+    generation (before any checkpoint.npz) removes the fresh directory and says there is nothing
+    to resume (exit 130); one during the second keeps the directory, whose first generation
+    `--resume` continues from."""
+    from rl_algos import evolve
+
+    generations = evolve.run_generation
+
+    def stopped_at(g_stop: int):
+        def run_generation(strategy, state, root, g, *args, **kwargs):
+            if g == g_stop:
+                raise KeyboardInterrupt
+            return generations(strategy, state, root, g, *args, **kwargs)
+        return run_generation
+
+    monkeypatch.setattr(evolve, "run_generation", stopped_at(0))
+    code, _, err = run_cli([*TINY, "--generations", "2", "--logdir", str(tmp_path),
+                            "--run-name", "first"], capsys)
+    assert code == 130 and "nothing to resume" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "first").exists()
+
+    monkeypatch.setattr(evolve, "run_generation", stopped_at(1))
+    code, _, err = run_cli([*TINY, "--generations", "2", "--logdir", str(tmp_path),
+                            "--run-name", "second"], capsys)
+    assert code == 130, err
+    assert [r["generation"] for r in history(tmp_path / "second")] == [0]
+    monkeypatch.setattr(evolve, "run_generation", generations)
+    code, _, err = run_cli(["--no-compile-cache", "evolve", "--resume", str(tmp_path / "second"),
+                            "--generations", "2"], capsys)
+    assert code == 0, err
+    assert [r["generation"] for r in history(tmp_path / "second")] == [0, 1]

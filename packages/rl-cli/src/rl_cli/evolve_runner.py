@@ -19,6 +19,7 @@ from rich.markup import escape
 from rl_cli.errors import UserError
 from rl_cli.evolve import BEST, MEAN, EvolveRequest, compile_programs, plan
 from rl_cli.evolve_records import (
+    CHECKPOINT,
     HISTORY,
     SETTINGS,
     Progress,
@@ -32,7 +33,7 @@ from rl_cli.evolve_records import (
 from rl_cli.meta_params import save_meta_params
 from rl_cli.progress import header
 from rl_cli.rundir import check_output
-from rl_cli.session import new_run_dir
+from rl_cli.session import claimed, holds_file, new_run_dir
 from rl_cli.startup import resume_gc
 from rl_cli.watchdog import Watchdog
 
@@ -47,12 +48,8 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     p = plan(req)  # every user mistake surfaces here, before any file or compile
 
     import jax
-    import jax.numpy as jnp
 
     from rl_algos import evolve
-    from rl_cli.evolve_plots import plot_fitness, plot_meta_function
-    from rl_cli.machine import computing_on, machine_change, machine_record, started_machine
-    from rl_cli.resume import refuse_rebuilt
 
     root = jax.random.PRNGKey(req.seed)
     state = evolve.initial_state(p.strategy, root, p.template)
@@ -66,6 +63,24 @@ def execute_evolve(req: EvolveRequest, logdir: Path = Path("runs"), run_name: st
     else:
         run_dir = new_run_dir(logdir, f"evolve-{req.meta}-{req.envs[0]}", run_name)
         prog = Progress(0, -math.inf, p.template, -1)
+    # The directory's lock and the stop signals, as for `rl run`: an evolution stopped before
+    # its first generation's checkpoint leaves no directory behind.
+    with claimed(run_dir, fresh=resume is None, holds=holds_file(CHECKPOINT)):
+        return _evolve(req, p, run_dir, state, prog, resume, root, watchdog_seconds, console)
+
+
+def _evolve(req: EvolveRequest, p: Any, run_dir: Path, state: Any, prog: Progress,
+            resume: Path | None, root: Any, watchdog_seconds: float,
+            console: Console) -> dict[str, Any]:
+    """Generation after generation in the claimed `run_dir`, from `prog.next_generation` on;
+    returns the summary written to summary.json."""
+    import jax.numpy as jnp
+
+    from rl_algos import evolve
+    from rl_cli.evolve_plots import plot_fitness, plot_meta_function
+    from rl_cli.machine import computing_on, machine_change, machine_record, started_machine
+    from rl_cli.resume import refuse_rebuilt
+
     # A resumed evolution keeps the machine it started on (and says when this one differs).
     earlier = None
     if resume is not None:

@@ -73,15 +73,24 @@ def _holds_results(run_dir: Path) -> bool:
         (metrics.exists() and metrics.stat().st_size > 0)
 
 
+def holds_file(name: str) -> Callable[[Path], bool]:
+    """`claimed`'s `holds` for a command whose results are one file (`rl evolve`'s
+    checkpoint.npz): the directory keeps something to resume once `name` exists."""
+    return lambda run_dir: (run_dir / name).exists()
+
+
 @contextlib.contextmanager
-def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
+def claimed(run_dir: Path | None, fresh: bool,
+            holds: Callable[[Path], bool] = _holds_results) -> Iterator[None]:
     """Holds `run_dir`'s lock (`rundir.RunLock`) while a command trains in it (None: a process
     that writes nothing), with SIGINT and SIGTERM asking it to stop (inside the training loop
     the checkpointer takes them over: checkpoint, then stop). A fresh directory stopped before
     it holds a checkpoint, parameters or a logged chunk is removed, and the stop says so: there
     is nothing to resume; so is one a `UserError` ends before it holds any (an experiment
     tracker that cannot start, say). A read or write the system refuses while it trains names
-    the directory, and the checkpoint `rl resume` would continue from."""
+    the directory, and the checkpoint `rl resume` would continue from. `holds(run_dir)` says
+    whether the directory keeps something to resume (default: `rl run`'s and `rl sweep`'s
+    checkpoints, parameters or logged chunks)."""
     if run_dir is None:
         yield
         return
@@ -103,14 +112,14 @@ def claimed(run_dir: Path | None, fresh: bool) -> Iterator[None]:
                 if own:
                     for sig in previous:  # a copy of the signal must not cut the clean-up
                         signal.signal(sig, signal.SIG_IGN)
-                if not fresh or _holds_results(run_dir):
+                if not fresh or holds(run_dir):
                     raise
                 removed = stop
             except RunStopped:  # the checkpointer's stop at a chunk boundary
                 stopping = True
                 raise
             except UserError:
-                discard = fresh and not _holds_results(run_dir)
+                discard = fresh and not holds(run_dir)
                 raise
             except OSError as e:
                 if e.filename is None:
