@@ -28,7 +28,6 @@ from rl_cli.options import (
     checkpoint_options,
     device_options,
     distributed_options,
-    env_kwargs,
     start_distributed,
     total_timesteps_option,
     training_options,
@@ -153,31 +152,19 @@ def resume(run_dir: Path, total_timesteps: int | None, watchdog_seconds: float |
               help="Random points drawn for the --sample keys (seeded by --seed).")
 @checkpoint_options
 @device_options
-def sweep(algo: str, env_id: str, grids: tuple[str, ...], samples: tuple[str, ...],
-          num_samples: int, num_seeds: int, seed: int, total_timesteps: int | None,
-          sets: tuple[str, ...], env_args: tuple[str, ...], preset: str | None, logdir: Path,
-          run_name: str | None, log_every: int | None, watchdog_seconds: float,
-          no_progress: bool, checkpoint_minutes: float, checkpoint_every: int,
-          devices: int | None, coordinator: str | None, num_processes: int | None,
-          process_id: int | None, distributed_auto: bool, track: str | None) -> None:
+def sweep(**o: Any) -> None:
     """Sweep traced hyperparameters x seeds in one compiled program; rank the points."""
-    from rl_cli.overrides import parse_assignments
-
-    if env_id is None:
+    if o["env_id"] is None:
         raise UserError("--env is required, e.g. --env gymnax/CartPole-v1")
     from rl_cli.sweep import SweepRequest
-    from rl_cli.sweep_points import parse_grid, parse_sample
     from rl_cli.sweep_runner import execute_sweep
 
-    req = SweepRequest(
-        algo=algo, env=env_id, grid=parse_grid(grids), sample=parse_sample(samples),
-        num_samples=num_samples, num_seeds=num_seeds, seed=seed, total_timesteps=total_timesteps,
-        sets=parse_assignments(sets), env_kwargs=env_kwargs(env_args), preset=preset,
-        devices=devices, log_every=log_every, track=track,
-    )
-    start_distributed(coordinator, num_processes, process_id, distributed_auto)
-    execute_sweep(req, logdir, run_name, watchdog_seconds, progress=not no_progress,
-                  checkpoint_every=checkpoint_every, checkpoint_minutes=checkpoint_minutes)
+    req = SweepRequest.from_options(o)
+    start_distributed(o["coordinator"], o["num_processes"], o["process_id"],
+                      o["distributed_auto"])
+    execute_sweep(req, o["logdir"], o["run_name"], o["watchdog_seconds"],
+                  progress=not o["no_progress"], checkpoint_every=o["checkpoint_every"],
+                  checkpoint_minutes=o["checkpoint_minutes"])
 
 
 for _command in (evolve, arena, *COMMANDS):  # evolve, arena, eval, render, plot, envs, algos

@@ -48,23 +48,33 @@ class RunRequest:
     def from_options(cls, o: dict[str, Any]) -> RunRequest:
         """The request of `rl run`'s parsed options `o` (click's parameter names; see
         `OPTION_NAMES`): `--set`/`--env-arg` pairs parsed, `--no-progress` turned round."""
-        from rl_cli.options import env_kwargs
-        from rl_cli.overrides import parse_assignments
-
-        values = {f.name: o[option_name(f.name)] for f in fields(cls)}
-        values["sets"] = parse_assignments(values["sets"])
-        values["env_kwargs"] = env_kwargs(values["env_kwargs"])
+        values = option_values(cls, o)
         values["progress"] = not values["progress"]
         return cls(**values)
 
 
-# The request fields that `rl run`'s options name otherwise (click's parameter names); every
-# other field is its option's name. `--config` files and `--from` records go through the same.
-OPTION_NAMES = {"env": "env_id", "env_kwargs": "env_args", "progress": "no_progress"}
+# The request fields that the options of `rl run` and `rl sweep` name otherwise (click's
+# parameter names); every other field is its option's name. `--config` files and `--from`
+# records go through the same.
+OPTION_NAMES = {"env": "env_id", "env_kwargs": "env_args", "progress": "no_progress",
+                "grid": "grids", "sample": "samples"}
 
 
 def option_name(field_name: str) -> str:
     return OPTION_NAMES.get(field_name, field_name)
+
+
+def option_values(request_class: Any, o: dict[str, Any]) -> dict[str, Any]:
+    """Each field of the dataclass `request_class` (`RunRequest`, `SweepRequest`) from its
+    option in `o`, the options that `training_options` declares for both parsed: `--set` into
+    `{key: text}`, `--env-arg` into typed values. Errors name the option."""
+    from rl_cli.options import env_kwargs
+    from rl_cli.overrides import parse_assignments
+
+    values = {f.name: o[option_name(f.name)] for f in fields(request_class)}
+    values["sets"] = parse_assignments(values["sets"])
+    values["env_kwargs"] = env_kwargs(values["env_kwargs"])
+    return values
 
 
 @dataclass

@@ -117,6 +117,19 @@ class SweepRequest:
     log_every: int | None = None
     track: str | None = None  # an experiment tracker beside TensorBoard (rl_cli.trackers)
 
+    @classmethod
+    def from_options(cls, o: dict[str, Any]) -> SweepRequest:
+        """The request of `rl sweep`'s parsed options `o` (click's parameter names, as
+        `RunRequest.from_options` reads them): `--grid`/`--sample` parsed beside `--set` and
+        `--env-arg`."""
+        from rl_cli.request import option_values
+        from rl_cli.sweep_points import parse_grid, parse_sample
+
+        values = option_values(cls, o)
+        values["grid"] = parse_grid(values["grid"])
+        values["sample"] = parse_sample(values["sample"])
+        return cls(**values)
+
 
 @dataclass
 class SweepPlan:
