@@ -67,7 +67,14 @@ from jaxmarl.environments.smax import HeuristicEnemySMAX, map_name_to_scenario
 from jaxmarl.wrappers.baselines import JaxMARLWrapper, SMAXLogWrapper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from jaxmarl_ippo_repro import FINAL_WINDOW, ortho, window_sum  # noqa: E402
+from jaxmarl_ippo_repro import (  # noqa: E402
+    FINAL_WINDOW,
+    ortho,
+    unbatchify,
+    window_sum,
+    with_timesteps,
+)
+from learning_report import timed_compile  # noqa: E402
 
 # baselines/MAPPO/config/mappo_homogenous_rnn_smax.yaml (wandb keys left out).
 CONFIG: dict[str, Any] = {
@@ -218,12 +225,6 @@ class Transition(NamedTuple):
 def batchify(x: dict[str, jax.Array], agent_list: list[str], num_actors: int) -> jax.Array:
     """Agents stacked first: `[A, E, ...]` -> `[A * E, -1]` (actor `i` is agent `i // E`)."""
     return jnp.stack([x[a] for a in agent_list]).reshape((num_actors, -1))
-
-
-def unbatchify(x: jax.Array, agent_list: list[str], num_envs: int,
-               num_actors: int) -> dict[str, jax.Array]:
-    x = x.reshape((num_actors, num_envs, -1))
-    return {a: x[i] for i, a in enumerate(agent_list)}
 
 
 def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
@@ -481,12 +482,6 @@ def make_train(config: dict[str, Any]) -> Callable[[jax.Array], dict[str, Any]]:
     return train
 
 
-def with_timesteps(config: dict[str, Any], timesteps: int) -> dict[str, Any]:
-    """A copy of `config` running `timesteps` environment steps per seed (the learning-rate
-    schedule, which counts updates, spreads over them)."""
-    return {**config, "TOTAL_TIMESTEPS": timesteps}
-
-
 def _final(out: dict[str, Any], key: str) -> np.ndarray:
     """Per seed: the metric `key` summed over the battles that ended in the last 5% of
     updates, divided by their number (NaN where none ended)."""
@@ -524,9 +519,7 @@ def main() -> None:
         config = with_timesteps(config, a.timesteps)
     rngs = jax.random.split(jax.random.PRNGKey(config["SEED"] if a.seed is None else a.seed),
                             a.seeds)
-    t0 = time.perf_counter()
-    fn = jax.jit(jax.vmap(make_train(config))).lower(rngs).compile()
-    compile_s = time.perf_counter() - t0
+    fn, compile_s = timed_compile(jax.jit(jax.vmap(make_train(config))), rngs)
     print(f"jax {jax.__version__}: compiled in {compile_s:.1f}s; running", flush=True)
     t0 = time.perf_counter()
     out = jax.block_until_ready(fn(rngs))
