@@ -77,9 +77,13 @@ class SweepRunPlan(NamedTuple):
 
     @property
     def info(self) -> dict[str, Any]:
-        """What a checkpoint's header says of the sweep, checked again on resume."""
-        return {"algo": self.req.algo, "env": self.req.env, "num_members": len(self.sweep.members),
-                "num_updates": self.sweep.prepared.algorithm.num_updates}
+        return _info(self.req, self.sweep)
+
+
+def _info(req: SweepRequest, sweep: SweepPlan) -> dict[str, Any]:
+    """What a checkpoint's header says of the sweep, checked again on resume."""
+    return {"algo": req.algo, "env": req.env, "num_members": len(sweep.members),
+            "num_updates": sweep.prepared.algorithm.num_updates}
 
 
 def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
@@ -96,6 +100,7 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     and `finish` (ranking, CSV, summary)."""
     from rich.console import Console
 
+    from rl_cli.resume import write_config
     from rl_cli.rundir import check_output
     from rl_cli.session import claimed, new_run_dir
     from rl_core import is_main_process
@@ -110,8 +115,6 @@ def execute_sweep(req: SweepRequest, logdir: Path, run_name: str | None,
     if main:
         run_dir = resume_dir or new_run_dir(logdir, f"sweep-{req.algo}-{req.env}", run_name)
     with claimed(run_dir, fresh=run.point is None):
-        from rl_cli.resume import write_config
-
         write_config(run_dir, run.record, run.point)
         _header(console, run, run_dir)
         trained, logger, health = train(run, run_dir, console, progress)
@@ -135,8 +138,7 @@ def plan(req: SweepRequest, sweep: SweepPlan, session: SweepSession, resume_dir:
     check_cadence(session.checkpoint_every, session.checkpoint_minutes, 0, chunk_len,
                   algo.num_updates)
     keys, hp = member_inputs(sweep)
-    run = SweepRunPlan(req, sweep, session, chunk_len, keys, hp, None, {})
-    point = checked_point(resume_dir, algo, keys, hp, run.info, console)
+    point = checked_point(resume_dir, algo, keys, hp, _info(req, sweep), console)
     samples = {k: s._asdict() for k, s in req.sample.items()}
     record = {
         "algo": req.algo, "env": req.env, "env_kwargs": sweep.prepared.env_kwargs,
@@ -155,7 +157,7 @@ def plan(req: SweepRequest, sweep: SweepPlan, session: SweepSession, resume_dir:
     }
     if point is not None:  # on every process, before any of them compiles
         check_rebuilt(point, record)
-    return run._replace(point=point, record=record)
+    return SweepRunPlan(req, sweep, session, chunk_len, keys, hp, point, record)
 
 
 def _header(console: Any, run: SweepRunPlan, run_dir: Path | None) -> None:
@@ -249,8 +251,7 @@ def resume_sweep_request(run_dir: Path, record: dict[str, Any],
     (watchdog, checkpoint cadence)."""
     try:
         fields = dict(record)
-        session = {k: fields.pop(k) for k in ("watchdog_seconds", "checkpoint_every",
-                                              "checkpoint_minutes")}
+        session = {k: fields.pop(k) for k in SweepSession._fields}
         fields["sample"] = {k: Sample(**v) for k, v in fields["sample"].items()}
         req = SweepRequest(**fields)
     except (TypeError, KeyError, AttributeError, ValueError) as e:
