@@ -86,20 +86,30 @@ def test_data_parallel_learns_cartpole_like_one_device(tmp_path: Path) -> None:
 RL = shutil.which("rl") or str(Path(sys.executable).with_name("rl"))
 
 
-# PPO in the default tier; its fast update, DPO and LPO (the same sharded loop) in the heavy one.
-@pytest.mark.parametrize("algo", ["ppo", *(pytest.param(a, marks=pytest.mark.heavy)
-                                          for a in ("ppo-fast", "dpo", "lpo"))])
+# The command line of each algorithm's data-parallel run: 1024 steps per agent.
+DATA_PARALLEL_RUNS = {
+    "ppo": ["--env", "gymnax/CartPole-v1", "--set", "num_steps=16", "--set", "num_minibatches=2"],
+    "alphazero": ["--env", "pgx/tic_tac_toe", "--set", "num_steps=16", "--set", "num_envs=64",
+                  "--set", "num_simulations=4", "--set", "eval_envs=4", "--eval-episodes", "2"],
+}
+
+
+# PPO and AlphaZero (its own loop: per-device games and replay) in the default tier; PPO's fast
+# update, DPO and LPO (PPO's sharded loop) in the heavy one.
+@pytest.mark.parametrize("algo", ["ppo", "alphazero", *(pytest.param(a, marks=pytest.mark.heavy)
+                                                       for a in ("ppo-fast", "dpo", "lpo"))])
 def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None:
     """`rl run --data-parallel` for each algorithm that declares it (PPO, also with its
-    `fast_update`, and DPO and LPO through PPO's loop): 2 agents, each over 4 devices; one copy
-    of each agent saved, loadable by the evaluation path; and a batch that does not split over
-    the devices is refused in one line."""
+    `fast_update`, DPO and LPO through PPO's loop, AlphaZero): 2 agents, each over 4 devices;
+    one copy of each agent saved, loadable by the evaluation path; and a batch that does not
+    split over the devices is refused in one line."""
     env = subprocess_env(4)
     fast = algo.endswith("-fast")
     algo = algo.removesuffix("-fast")
-    argv = [RL, "run", "--algo", algo, "--env", "gymnax/CartPole-v1", "--data-parallel",
-            "--num-seeds", "2", "--total-timesteps", "1024", "--set", "num_steps=16", "--set",
-            "num_minibatches=2", "--no-progress", *(["--set", "fast_update=true"] if fast else [])]
+    argv = [RL, "run", "--algo", algo, "--data-parallel", "--num-seeds", "2",
+            "--total-timesteps", "1024", "--no-progress",
+            *DATA_PARALLEL_RUNS.get(algo, DATA_PARALLEL_RUNS["ppo"]),
+            *(["--set", "fast_update=true"] if fast else [])]
     if algo == "lpo":  # LPO trains with an evolved drift: a fresh one stands in for it here
         import jax
 
@@ -127,7 +137,7 @@ def test_rl_run_data_parallel_on_four_devices(tmp_path: Path, algo: str) -> None
     leaves = jax.tree.leaves(agents)
     assert leaves and all(x.shape[0] == 2 and np.all(np.isfinite(x)) for x in leaves)
 
-    if algo != "ppo" or fast:
+    if algo not in ("ppo", "alphazero") or fast:
         return
     bad = subprocess.run([*argv, "--set", "num_envs=6", "--logdir", str(tmp_path / "bad")],
                          capture_output=True, text=True, timeout=300, env=env)

@@ -10,5 +10,5 @@ SPEC = AlgoSpec(
     "alphazero", "AlphaZero with Gumbel MuZero search (self-play on a board game's rules)",
     config_cls=AlphaZeroConfig, hparams_cls=AlphaZeroHParams, presets=PRESETS,
     make_algorithm=make_algorithm, make_policy=make_policy, action_spaces=(Discrete,),
-    make_planner=make_planner,
+    make_planner=make_planner, data_parallel=True,
 )

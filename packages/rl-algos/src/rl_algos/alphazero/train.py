@@ -22,6 +22,13 @@ One update:
    minibatches drawn uniformly from its positions with targets, on the cross-entropy to the
    search policy plus `value_coef` times the squared value error.
 
+With `data_axis` (see `rl_core.parallel.data_parallel`) the algorithm is one device's share of
+a data-parallel agent: it plays `num_envs / D` self-play games and `eval_envs / D` yardstick
+games, keeps its own replay of its games' positions, draws `minibatch_size / D` of them for each
+SGD step and averages the gradients (and the loss metrics) over the axis, so every device applies
+the gradient of the whole minibatch and the parameters stay identical. Without it the program is
+exactly the single-device one.
+
 Alongside, `eval_envs` games against the environment's own opponent are played by the network
 alone (`make_policy`'s greedy move, no search), one move per self-play move: their returns are
 the run's episode metrics, so the progress line, TensorBoard and the final return show the agent
@@ -48,8 +55,9 @@ from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.envs import make_vector_env
 from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.common.qvalues import masked_argmax
+from rl_algos.common.config import require
 from rl_algos.common.spec import game_model
-from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, rollout
+from rl_core import Agent, Algorithm, DataAxis, Policy, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
 
 _LOW = jnp.finfo(jnp.float32).min  # the logit of an illegal move
@@ -202,15 +210,34 @@ def make_planner(env: Any, config: AlphaZeroConfig, simulations: int | None = No
     return plan
 
 
-def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
-    """AlphaZero on `env` (a single-agent board-game environment with a `game_model()`)."""
+def check_data_parallel(config: AlphaZeroConfig, num_devices: int) -> None:
+    """Every device takes an equal share of the self-play games, the yardstick games and each
+    minibatch."""
+    for name in ("num_envs", "eval_envs", "minibatch_size"):
+        value = getattr(config, name)
+        require(value % num_devices == 0,
+                f"data parallelism over {num_devices} devices needs {name} divisible by "
+                f"{num_devices}, got {name}={value}; set it to a multiple")
+
+
+def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None = None
+                   ) -> Algorithm:
+    """AlphaZero on `env` (a single-agent board-game environment with a `game_model()`); with
+    `data_axis`, one device's share of a data-parallel agent (wrap it with
+    `rl_core.data_parallel`)."""
     config.validate()
+    n_dev = 1 if data_axis is None else data_axis.size
+    if data_axis is not None:
+        check_data_parallel(config, n_dev)
+    axis_name = None if data_axis is None else data_axis.name
     game = game_model(env, "alphazero")
     make_model = network_model(env, config)
     static = model_structure(make_model)[1]
     policy = make_policy(env, config)
-    venv = make_vector_env(env, config.eval_envs, flatten=False)
-    n, t, c = config.num_envs, config.num_steps, config.replay_size
+    venv = make_vector_env(env, config.eval_envs // n_dev, flatten=False)
+    # This device's self-play games, moves per update and replay.
+    n, t = config.num_envs // n_dev, config.num_steps
+    c, minibatch = config.replay_updates * n * t, config.minibatch_size // n_dev
     num_actions = game.num_actions
 
     def optimizer(hp: Any) -> optax.GradientTransformation:
@@ -255,7 +282,10 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         k_carry, k_games = jax.random.split(key)
-        carry = initial_carry(k_carry, make_model, venv, optimizer(hp).init, init_extras)
+        carry = initial_carry(k_carry, make_model, venv, optimizer(hp).init, init_extras,
+                              data_axis=data_axis)
+        if data_axis is not None:  # each device its own games (the model is the same)
+            k_games = jax.random.fold_in(k_games, jax.lax.axis_index(data_axis.name))
         games = jax.vmap(game.init)(jax.random.split(k_games, n))
         return carry._replace(extras=carry.extras._replace(games=games))
 
@@ -305,22 +335,27 @@ def make_algorithm(env: Any, config: AlphaZeroConfig) -> Algorithm:
 
         def sgd_step(state, k):
             params, opt_state = state
-            idx = jax.random.choice(k, c, (config.minibatch_size,), p=p)
+            idx = jax.random.choice(k, c, (minibatch,), p=p)
             mb = jax.tree.map(lambda x: x[idx], replay)
             (_, metrics), grads = grad_fn(params, mb, hp.value_coef)
+            if axis_name is not None:
+                grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
             updates, opt_state = tx.update(grads, opt_state, params)
             return (optax.apply_updates(params, updates), opt_state), metrics
 
         (params, opt_state), metrics = jax.lax.scan(
             sgd_step, (params, ts_.opt_state), jax.random.split(k_sgd, config.sgd_steps))
         metrics = jax.tree.map(jnp.mean, metrics)
-        metrics["selfplay_games"] = moves.over.sum().astype(jnp.float32)
-        metrics["replay_positions"] = total
+        counts = {"selfplay_games": moves.over.sum().astype(jnp.float32),
+                  "replay_positions": total}
+        if axis_name is not None:
+            counts = jax.lax.psum(counts, axis_name)
         return next_carry(carry, params, opt_state, (env_state, timestep, key),
-                          Extras(games, played, moves, replay), traj, metrics)
+                          Extras(games, played, moves, replay), traj, {**metrics, **counts},
+                          data_axis)
 
-    return Algorithm(init, update, config.num_updates, config.steps_per_update, agent_fn(venv),
-                     policy)
+    return Algorithm(init, update, config.num_updates, config.steps_per_update // n_dev,
+                     agent_fn(venv), policy)
 
 
 def make_train(env: Any, config: AlphaZeroConfig) -> Callable[[jax.Array, Any], TrainResult]:
