@@ -52,10 +52,10 @@ import optax
 from rl_algos.alphazero.config import AlphaZeroConfig
 from rl_algos.alphazero.network import PolicyValueNet
 from rl_algos.common.carry import initial_carry, next_carry
+from rl_algos.common.config import require
 from rl_algos.common.envs import make_vector_env
 from rl_algos.common.policy import agent_fn, model_structure
 from rl_algos.common.qvalues import masked_argmax
-from rl_algos.common.config import require
 from rl_algos.common.spec import game_model
 from rl_core import Agent, Algorithm, DataAxis, Policy, RunnerState, TrainResult, rollout
 from rl_core import make_train as _make_train
