@@ -89,6 +89,35 @@ def test_search_targets_are_on_legal_moves_and_greedy_acting_is_legal() -> None:
     assert set(np.unique(np.asarray(replay.value)[filled])) <= {-1.0, 0.0, 1.0}
 
 
+@pytest.mark.parametrize("mix", [0.0, 0.5, 1.0])
+def test_value_targets_mix_the_outcome_with_the_searchs_root_value(mix) -> None:
+    spec = rl_algos.get("alphazero")
+    env = rl_envs.make("pgx/tic_tac_toe")
+    config = dataclasses.replace(spec.config_cls(), num_envs=4, num_steps=9, num_simulations=8,
+                                 minibatch_size=16, sgd_steps=1, eval_envs=2)
+    algo = spec.make_algorithm(env, config)
+    hp = spec.default_hparams()._replace(value_mix=jnp.float32(mix))
+    update = jax.jit(algo.update)
+    carry, _ = update(jax.jit(algo.init)(jax.random.PRNGKey(0), hp), hp)
+    first = carry.extras.pending  # the first update's moves, [9, 4]
+    carry, _ = update(carry, hp)
+    both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), first, carry.extras.pending)
+    outcome = np.asarray(outcome_targets(both.rewards, both.over, both.mover)[0][:9])
+    searched = np.asarray(first.searched)
+    assert np.all(np.abs(searched) <= 1.0) and len(np.unique(searched)) > 3
+    # The second update wrote the first update's 36 positions into the replay's second block.
+    replay = carry.extras.replay
+    np.testing.assert_allclose(np.asarray(replay.value[36:72]),
+                               ((1 - mix) * outcome + mix * searched).reshape(-1), atol=1e-6)
+    assert np.asarray(replay.valid[36:72]).all()
+
+
+def test_value_mix_outside_the_unit_interval_is_refused() -> None:
+    hp = rl_algos.get("alphazero").hparams_cls(value_mix=1.5)
+    with pytest.raises(ConfigError, match=r"value_mix must be in \[0, 1\]"):
+        hp.validate()
+
+
 def test_opening_moves_count_each_games_moves() -> None:
     from rl_algos.common.spec import game_model
 

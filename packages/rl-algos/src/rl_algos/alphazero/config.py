@@ -69,10 +69,13 @@ class AlphaZeroHParams(HParamsBase):
     max_grad_norm: float = 1.0
     value_coef: float = 1.0  # weight of the value's squared error beside the policy's cross-entropy
     weight_decay: float = 1e-4  # AdamW's decoupled decay (AlphaZero's L2 regularisation)
+    # The value target: the game's outcome mixed with the search's root value, (1 - value_mix)
+    # * outcome + value_mix * root value; 0 is AlphaZero's outcome alone.
+    value_mix: float = 0.0
 
     def validate(self) -> None:
         check_ranges(self, positive=("lr", "max_grad_norm"),
-                     non_negative=("value_coef", "weight_decay"))
+                     non_negative=("value_coef", "weight_decay"), unit=("value_mix",))
 
 
 PRESETS: dict[str, Preset] = {

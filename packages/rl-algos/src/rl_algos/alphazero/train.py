@@ -13,7 +13,9 @@ One update:
    at the root: the move is the search's choice, its policy target the search's improved policy
    `action_weights`); a finished game is replaced by a new one;
 2. targets: each position's value target is its game's outcome for the player who moved there
-   (the sum of the rewards that player receives until the game ends). The targets of an
+   (the sum of the rewards that player receives until the game ends), mixed with the search's
+   value of the position by `value_mix` (0: the outcome alone, as AlphaZero; 1: the search's
+   root value alone, as a bootstrap). The targets of an
    update's moves are computed one update later, over both updates' moves, so a game that runs
    across the boundary is not lost: every position whose game ends within `num_steps` moves
    of the next update has its target (all of them when `num_steps` is at least the game's
@@ -80,6 +82,7 @@ class Moves(NamedTuple):
     observation: jax.Array  # float32, the mover's view before the move
     legal: jax.Array  # bool [.., A]
     policy: jax.Array  # float32 [.., A], the search's improved policy
+    searched: jax.Array  # float32, the search's root value (the mover's view)
     mover: jax.Array  # int32
     rewards: jax.Array  # float32 [.., P], what the move gave each player
     over: jax.Array  # bool, the move ended its game
@@ -139,6 +142,14 @@ def outcome_targets(rewards: jax.Array, over: jax.Array, mover: jax.Array
     _, (total, valid) = jax.lax.scan(back, init, (rewards, over), reverse=True)
     value = jnp.take_along_axis(total, mover[..., None], axis=-1)[..., 0]
     return value, valid
+
+
+def mixed_value_targets(outcome: jax.Array, searched: jax.Array, mix: jax.Array) -> jax.Array:
+    """`(1 - mix) * outcome + mix * searched` (any matching shapes): the game's result, which is
+    unbiased but carries the noise of every later move, mixed with the search's value of the
+    position, which is smoother but biased by the network (the average of the two targets of
+    Prasad's "Lessons from implementing AlphaZero" for connect four at `mix = 0.5`)."""
+    return (1.0 - mix) * outcome + mix * searched
 
 
 def evaluate_positions(static: Any, params: Any, obs: jax.Array, legal: jax.Array
@@ -264,8 +275,10 @@ def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None
             lambda a, b: jnp.where(after.over.reshape((n,) + (1,) * (a.ndim - 1)), a, b),
             fresh, nxt)
         played = jnp.where(after.over, 0, played + 1)
-        return (games, played), Moves(v.observation, v.legal, out.action_weights, v.mover,
-                                      after.rewards, after.over, jnp.ones((n,), jnp.bool_))
+        root_value = out.search_tree.node_values[:, out.search_tree.ROOT_INDEX]
+        return (games, played), Moves(v.observation, v.legal, out.action_weights, root_value,
+                                      v.mover, after.rewards, after.over,
+                                      jnp.ones((n,), jnp.bool_))
 
     def init_extras(_: Any) -> Extras:
         obs_shape = tuple(env.observation_space.shape)
@@ -275,7 +288,8 @@ def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None
                         jnp.zeros((c,), jnp.bool_))
         pending = Moves(jnp.zeros((t, n, *obs_shape), jnp.float32),
                         jnp.zeros((t, n, num_actions), jnp.bool_),
-                        jnp.zeros((t, n, num_actions), jnp.float32), jnp.zeros((t, n), jnp.int32),
+                        jnp.zeros((t, n, num_actions), jnp.float32),
+                        jnp.zeros((t, n), jnp.float32), jnp.zeros((t, n), jnp.int32),
                         jnp.zeros((t, n, game.num_players), jnp.float32),
                         jnp.zeros((t, n), jnp.bool_), jnp.zeros((t, n), jnp.bool_))
         return Extras(None, jnp.zeros((n,), jnp.int32), pending, replay)
@@ -318,8 +332,9 @@ def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None
         prev = carry.extras.pending
         both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), prev, moves)
         value, valid = outcome_targets(both.rewards, both.over, both.mover)
+        value = mixed_value_targets(value[:t], prev.searched, hp.value_mix)
         start = (ts_.step % config.replay_updates) * (n * t)
-        new = Replay(prev.observation, prev.legal, prev.policy, value[:t], valid[:t] & prev.real)
+        new = Replay(prev.observation, prev.legal, prev.policy, value, valid[:t] & prev.real)
         replay = jax.tree.map(
             lambda buf, x: jax.lax.dynamic_update_slice_in_dim(
                 buf, x.reshape(n * t, *x.shape[2:]).astype(buf.dtype), start, axis=0),
