@@ -21,11 +21,11 @@ class AlphaZeroConfig(BatchConfig):
 
     An update plays `num_steps` moves in each of `num_envs` self-play games (finished games are
     replaced by new ones) and adds the previous update's `num_envs * num_steps` positions to the
-    replay, with their targets (a position's value target is its game's outcome: it must end
-    within the next update's moves, which every game does when `num_steps` is at least its
-    longest length). The replay holds the last `replay_updates` updates' positions; then
-    `sgd_steps` AdamW steps on minibatches of `minibatch_size` positions drawn uniformly from
-    its positions with targets."""
+    replay, with their targets (a position's value target is its game's outcome, mixed with the
+    search's root value by `value_mix`: the game must end within the next update's moves, which
+    every game does when `num_steps` is at least its longest length). The replay holds the last
+    `replay_updates` updates' positions; then `sgd_steps` AdamW steps on minibatches of
+    `minibatch_size` positions drawn uniformly from its positions with targets."""
 
     total_timesteps: int = 200_000  # self-play moves (positions), over all games
     num_envs: int = 64  # self-play games played at once

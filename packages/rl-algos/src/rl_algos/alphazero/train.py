@@ -71,7 +71,7 @@ class Replay(NamedTuple):
     observation: jax.Array  # float32 [C, *obs_shape]
     legal: jax.Array  # bool [C, A]
     policy: jax.Array  # float32 [C, A], the search's improved policy
-    value: jax.Array  # float32 [C], the game's outcome for the position's mover
+    value: jax.Array  # float32 [C], the mover's value target (`mixed_value_targets`)
     valid: jax.Array  # bool [C], the position has its target (its game ended in its update or
     #                   the next)
 
