@@ -234,3 +234,41 @@ def test_the_backups_vmap_rule_matches_one_batch_at_a_time() -> None:
     visits = np.asarray(got[1])
     assert (visits[0, 0] == np.asarray(node_visits)[0, 0] + np.array([1, 1, 1, 0, 0, 0])).all()
     assert (visits[2, 0] == np.asarray(node_visits)[2, 0]).all()
+
+
+def test_mirrored_positions_flip_the_board_its_moves_and_its_target() -> None:
+    """connect_four's mirror image reverses the columns of the board, of the legal moves and of
+    the policy target; the positions not drawn for a flip and the values are untouched."""
+    from rl_algos.alphazero.train import Replay, mirrored
+
+    game = rl_envs.make("pgx/connect_four").game_model()
+    k_obs, k_pol = jax.random.split(jax.random.PRNGKey(0))
+    obs = jax.random.bernoulli(k_obs, 0.3, (4, 6, 7, 2)).astype(jnp.float32)
+    legal = jnp.array([[True] * 6 + [False]] * 4)
+    policy = jnp.where(legal, jax.random.uniform(k_pol, (4, 7)), 0.0)
+    mb = Replay(obs, legal, policy, jnp.arange(4.0), jnp.ones(4, jnp.bool_))
+    out = mirrored(game.reflect, mb, jnp.array([True, False, True, False]))
+    for i, flipped in enumerate([True, False, True, False]):
+        want = (lambda x, a: np.flip(np.asarray(x), a)) if flipped else (
+            lambda x, a: np.asarray(x))
+        np.testing.assert_array_equal(np.asarray(out.observation[i]), want(obs[i], 1))
+        np.testing.assert_array_equal(np.asarray(out.legal[i]), want(legal[i], 0))
+        np.testing.assert_array_equal(np.asarray(out.policy[i]), want(policy[i], 0))
+    np.testing.assert_array_equal(np.asarray(out.value), np.arange(4.0))
+    # The mirrored target stays on the mirrored legal moves.
+    assert not np.asarray(out.policy)[~np.asarray(out.legal)].any()
+
+
+def test_reflect_trains_and_a_game_without_a_symmetry_is_refused() -> None:
+    spec = rl_algos.get("alphazero")
+    config = dataclasses.replace(spec.config_cls(), num_envs=4, num_steps=8, num_simulations=8,
+                                 minibatch_size=16, sgd_steps=2, eval_envs=2, reflect=True)
+    with pytest.raises(ConfigError, match="no left-right symmetry.*drop --set reflect=true"):
+        spec.make_algorithm(rl_envs.make("pgx/othello"), config)
+    algo = spec.make_algorithm(rl_envs.make("pgx/tic_tac_toe"), config)
+    hp = spec.default_hparams()
+    update = jax.jit(algo.update)
+    carry = jax.jit(algo.init)(jax.random.PRNGKey(0), hp)
+    for _ in range(3):
+        carry, metrics = update(carry, hp)
+    assert np.isfinite(float(metrics["policy_loss"])) and float(metrics["policy_loss"]) > 0.0

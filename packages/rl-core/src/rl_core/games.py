@@ -9,6 +9,13 @@ pure functions of one game (vmap them for many):
     step(state, action, key)  -> state     the player to move plays `action` (int32 [])
     view(state)               -> GameView  what the mover sees and what the last move did
 
+A game whose board is symmetric under a left-right reflection may also give
+`reflect(observation, per_action) -> (observation, per_action)`: the mirror image of a
+position (one, unbatched) and of an array over its moves (`[num_actions]`: a policy, a legal
+mask), the same position as the game would show after the mirrored moves. Learners use it to
+train on both images of each position (AlphaGo Zero's augmentation by the board's symmetries);
+a game without one has `reflect = None`.
+
 Rewards are indexed by player id (not by "the player to move"), so whoever computes a return
 decides whose it is. A game that is `over` stays over: its state is only ever replaced by a new
 game. The adapters give one through an environment's `game_model()` (`rl_envs.pgx_adapter`).
@@ -50,3 +57,6 @@ class TurnBasedGame(Protocol):
     def step(self, state: Any, action: jax.Array, key: jax.Array) -> Any: ...
 
     def view(self, state: Any) -> GameView: ...
+
+    # The left-right mirror image of (observation, per-move array), or None: see above.
+    reflect: Any

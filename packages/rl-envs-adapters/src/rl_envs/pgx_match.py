@@ -138,6 +138,35 @@ class Arena:
         return MatchResult(score, leads, finished)
 
 
+# The games whose rules are unchanged by the board's left-right reflection, and how their
+# moves index it: "columns" (a move is a column: connect_four) or "cells" (a move is a cell,
+# row-major, any further moves such as a pass after them: tic_tac_toe, go). Othello's opening
+# square and hex's rhombus are symmetric under other reflections only, and the chess family's
+# rules (castling, the pieces' files) under none.
+REFLECTIONS = {"connect_four": "columns", "tic_tac_toe": "cells", "go_9x9": "cells",
+               "go_19x19": "cells"}
+
+
+def _reflection(name: str, observation_shape: tuple[int, ...]
+                ) -> Callable[[jax.Array, jax.Array], tuple[jax.Array, jax.Array]] | None:
+    """`reflect(observation [H, W, C], per_action [A]) -> both mirrored` for the games of
+    `REFLECTIONS` (`rl_core.TurnBasedGame.reflect`), None for the others."""
+    moves = REFLECTIONS.get(name)
+    if moves is None:
+        return None
+    h, w = observation_shape[:2]
+
+    def reflect(observation: jax.Array, per_action: jax.Array) -> tuple[jax.Array, jax.Array]:
+        if moves == "columns":
+            mirrored = per_action[::-1]
+        else:
+            cells = per_action[:h * w].reshape(h, w)[:, ::-1].reshape(h * w)
+            mirrored = jnp.concatenate([cells, per_action[h * w:]])
+        return observation[:, ::-1], mirrored
+
+    return reflect
+
+
 class PgxGame:
     """A pgx board game as the turn-based port (`rl_core.TurnBasedGame`), for planners: the
     game's own `init` and `step`, and the mover's observation planes as float32 (the planes the
@@ -151,6 +180,7 @@ class PgxGame:
         self.num_players = int(self._env.num_players)
         self.num_actions = int(probe.legal_action_mask.shape[0])
         self.observation_shape = tuple(probe.observation.shape)
+        self.reflect = _reflection(name, self.observation_shape)
 
     def init(self, key: jax.Array) -> Any:
         return self._env.init(key)

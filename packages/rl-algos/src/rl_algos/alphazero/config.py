@@ -36,6 +36,12 @@ class AlphaZeroConfig(BatchConfig):
     # policy instead of taken as its choice (AlphaZero's temperature-1 opening, Silver et al.
     # 2018): without it a sharpened network can replay the same few games; 0 turns it off.
     opening_moves: int = 0
+    # Each position drawn for an SGD step is replaced by its left-right mirror image (board,
+    # legal moves and policy target; the value is unchanged) with probability 1/2: the data
+    # augmentation by the board's symmetries of AlphaGo Zero (Silver et al., 2017), for the games
+    # whose model has a reflection (`rl_core.TurnBasedGame.reflect`: connect_four, tic_tac_toe,
+    # go). Off: the minibatches are the positions as played.
+    reflect: bool = False
     replay_updates: int = 4
     sgd_steps: int = 16
     minibatch_size: int = 256

@@ -21,8 +21,9 @@ One update:
    of the next update has its target (all of them when `num_steps` is at least the game's
    longest length: 9 moves in tic_tac_toe, 42 in connect_four); one still going is left out;
 3. those positions join a replay of the last `replay_updates` updates; `sgd_steps` AdamW steps on
-   minibatches drawn uniformly from its positions with targets, on the cross-entropy to the
-   search policy plus `value_coef` times the squared value error.
+   minibatches drawn uniformly from its positions with targets (with `reflect`, each position
+   or its mirror image with equal chance), on the cross-entropy to the search policy plus
+   `value_coef` times the squared value error.
 
 With `data_axis` (see `rl_core.parallel.data_parallel`) the algorithm is one device's share of
 a data-parallel agent: it plays `num_envs / D` self-play games and `eval_envs / D` yardstick
@@ -152,6 +153,21 @@ def mixed_value_targets(outcome: jax.Array, searched: jax.Array, mix: jax.Array)
     return (1.0 - mix) * outcome + mix * searched
 
 
+def mirrored(reflect: Callable[[jax.Array, jax.Array], tuple[jax.Array, jax.Array]],
+             mb: Replay, flip: jax.Array) -> Replay:
+    """The positions `mb [M, ...]` with those where `flip [M]` replaced by their mirror images
+    under the game's `reflect`: the board, its legal moves and its policy target (a value is its
+    mirror image's too)."""
+    obs, legal = jax.vmap(reflect)(mb.observation, mb.legal)
+    _, target = jax.vmap(reflect)(mb.observation, mb.policy)
+
+    def pick(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.where(flip.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
+
+    return mb._replace(observation=pick(mb.observation, obs), legal=pick(mb.legal, legal),
+                       policy=pick(mb.policy, target))
+
+
 def evaluate_positions(static: Any, params: Any, obs: jax.Array, legal: jax.Array
                        ) -> tuple[jax.Array, jax.Array]:
     """The network on positions `[B, ...]`: logits `[B, A]` (illegal moves at the lowest float)
@@ -242,6 +258,10 @@ def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None
         check_data_parallel(config, n_dev)
     axis_name = None if data_axis is None else data_axis.name
     game = game_model(env, "alphazero")
+    reflect = getattr(game, "reflect", None)
+    require(not config.reflect or reflect is not None,
+            "reflect=true trains on the board's mirror images, and this game has no left-right "
+            "symmetry (connect_four, tic_tac_toe and go have one); drop --set reflect=true")
     make_model = network_model(env, config)
     static = model_structure(make_model)[1]
     policy = make_policy(env, config)
@@ -350,8 +370,12 @@ def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None
 
         def sgd_step(state, k):
             params, opt_state = state
+            if config.reflect:
+                k, k_flip = jax.random.split(k)
             idx = jax.random.choice(k, c, (minibatch,), p=p)
             mb = jax.tree.map(lambda x: x[idx], replay)
+            if config.reflect:
+                mb = mirrored(reflect, mb, jax.random.bernoulli(k_flip, 0.5, (minibatch,)))
             (_, metrics), grads = grad_fn(params, mb, hp.value_coef)
             if axis_name is not None:
                 grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
