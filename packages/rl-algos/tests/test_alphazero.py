@@ -13,7 +13,7 @@ import pytest
 
 import rl_algos
 import rl_envs
-from rl_algos.alphazero.train import outcome_targets
+from rl_algos.alphazero.replay import outcome_targets
 from rl_algos.common.config import ConfigError
 
 
@@ -239,7 +239,7 @@ def test_the_backups_vmap_rule_matches_one_batch_at_a_time() -> None:
 def test_mirrored_positions_flip_the_board_its_moves_and_its_target() -> None:
     """connect_four's mirror image reverses the columns of the board, of the legal moves and of
     the policy target; the positions not drawn for a flip and the values are untouched."""
-    from rl_algos.alphazero.train import Replay, mirrored
+    from rl_algos.alphazero.replay import Replay, mirrored
 
     game = rl_envs.make("pgx/connect_four").game_model()
     k_obs, k_pol = jax.random.split(jax.random.PRNGKey(0))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from rl_algos.common.config import require
 from rl_algos.common.spec import Preset
-from rl_algos.ippo_rnn.config import JAXMARL_RNN, IPPORNNConfig
+from rl_algos.ippo_rnn.config import JAXMARL_RNN, JAXMARL_SMAX, JAXMARL_SMAX_HPARAMS, IPPORNNConfig
 
 
 @dataclass(frozen=True)
@@ -23,14 +23,10 @@ class MAPPORNNConfig(IPPORNNConfig):
 
 
 PRESETS: dict[str, Preset] = {
-    # JaxMARL's baselines/MAPPO/config/mappo_homogenous_rnn_smax.yaml: its recurrent setting
-    # (`JAXMARL_RNN`) with ReLU, for the actor and the critic each; 128 envs, 4 minibatches, lr
-    # 2e-3, clip 0.2, no entropy bonus, gradient norm 0.25.
-    "smax": Preset(
-        dict(JAXMARL_RNN, num_envs=128, num_minibatches=4, activation="relu"),
-        dict(lr=2e-3, gamma=0.99, gae_lambda=0.95, clip_eps=0.2, ent_coef=0.0, vf_coef=0.5,
-             max_grad_norm=0.25),
-    ),
+    # JaxMARL's baselines/MAPPO/config/mappo_homogenous_rnn_smax.yaml: its SMAX settings
+    # (`JAXMARL_SMAX`, for the actor and the critic each), lr 2e-3, clip 0.2, no entropy bonus.
+    "smax": Preset(JAXMARL_SMAX,
+                   dict(JAXMARL_SMAX_HPARAMS, lr=2e-3, clip_eps=0.2, ent_coef=0.0)),
     # JaxMARL's baselines/MAPPO/config/mappo_homogenous_rnn_mpe.yaml: the same with tanh; 16
     # envs, 4 minibatches, lr 2e-3, clip 0.2, entropy 0.01, gradient norm 0.5.
     "mpe": Preset(

@@ -32,14 +32,7 @@ from rl_algos.common.returns import gae
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.ppo.losses import ppo_loss
 from rl_algos.ppo_rnn.config import PPORNNConfig
-from rl_core import (
-    Agent,
-    Algorithm,
-    Policy,
-    RunnerState,
-    TrainResult,
-    recurrent_rollout,
-)
+from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, recurrent_rollout
 from rl_core import make_train as _make_train
 
 

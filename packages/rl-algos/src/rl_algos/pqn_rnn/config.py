@@ -50,11 +50,14 @@ PRESETS: dict[str, Preset] = {
 # minibatches, lr 3e-4 annealed, gamma 0.99, lambda 0.5, ε from 1 to 0.005 over the first 10%,
 # grad-norm 0.5; its last action as an extra GRU input is not here) scaled as ppo_rnn's craftax
 # preset is: 64 envs x 64 steps (16 environments a minibatch) and layers of 256, for 1e6 steps.
+# What the open-ended presets share: a layer and a GRU of 256, lr 3e-4 annealed, γ 0.99, ε from
+# 1, gradient norm 0.5.
+_OPEN_ENDED = dict(hidden_size=256, num_layers=1, rnn_hidden=256, anneal_lr=True)
+_OPEN_ENDED_HPARAMS = dict(lr=3e-4, gamma=0.99, eps_start=1.0, max_grad_norm=0.5)
 PRESETS["craftax"] = Preset(
-    dict(total_timesteps=1_000_000, num_envs=64, num_steps=64, num_epochs=4,
-         num_minibatches=4, hidden_size=256, num_layers=1, rnn_hidden=256, anneal_lr=True),
-    dict(lr=3e-4, gamma=0.99, q_lambda=0.5, eps_start=1.0, eps_finish=0.005, eps_decay=0.1,
-         max_grad_norm=0.5),
+    dict(_OPEN_ENDED, total_timesteps=1_000_000, num_envs=64, num_steps=64, num_epochs=4,
+         num_minibatches=4),
+    dict(_OPEN_ENDED_HPARAMS, q_lambda=0.5, eps_finish=0.005, eps_decay=0.1),
 )
 PRESETS["craftax_classic"] = PRESETS["craftax"]
 # XLand-MiniGrid (Nikulin et al., 2024): no published recurrent PQN; ppo_rnn's `xland` rollout
@@ -62,9 +65,8 @@ PRESETS["craftax_classic"] = PRESETS["craftax"]
 # environments) with PQN's update: 2 epochs, lr 3e-4 annealed, gamma 0.99, lambda 0.95 over the
 # short sequences, ε from 1 to 0.05 over the first 25%, grad-norm 0.5; 1e7 steps.
 PRESETS["xland"] = Preset(
-    dict(total_timesteps=10_000_000, num_envs=1024, num_steps=16, num_epochs=2,
-         num_minibatches=16, hidden_size=256, num_layers=1, rnn_hidden=256, anneal_lr=True),
-    dict(lr=3e-4, gamma=0.99, q_lambda=0.95, eps_start=1.0, eps_finish=0.05, eps_decay=0.25,
-         max_grad_norm=0.5),
+    dict(_OPEN_ENDED, total_timesteps=10_000_000, num_envs=1024, num_steps=16, num_epochs=2,
+         num_minibatches=16),
+    dict(_OPEN_ENDED_HPARAMS, q_lambda=0.95, eps_finish=0.05, eps_decay=0.25),
 )
 PRESETS["minigrid"] = PRESETS["xland"]

@@ -43,14 +43,7 @@ from rl_algos.common.qvalues import (
 from rl_algos.common.recurrent import gru_sequence, reset_hidden, sequence_batch
 from rl_algos.common.sgd import annealed_optimizer, sgd_epochs
 from rl_algos.pqn_rnn.config import PQNRNNConfig
-from rl_core import (
-    Agent,
-    Algorithm,
-    Policy,
-    RunnerState,
-    TrainResult,
-    recurrent_rollout,
-)
+from rl_core import Agent, Algorithm, Policy, RunnerState, TrainResult, recurrent_rollout
 from rl_core import make_train as _make_train
 
 
