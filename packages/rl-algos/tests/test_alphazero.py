@@ -272,3 +272,47 @@ def test_reflect_trains_and_a_game_without_a_symmetry_is_refused() -> None:
     for _ in range(3):
         carry, metrics = update(carry, hp)
     assert np.isfinite(float(metrics["policy_loss"])) and float(metrics["policy_loss"]) > 0.0
+
+
+def test_the_planner_vmapped_over_games_plays_each_games_own_move() -> None:
+    """`make_planner`'s batching rule (one search over a match's games) chooses, in every game,
+    the move the planner chooses in that game alone; with several agents (their parameters
+    batched) each game is searched by its own."""
+    import equinox as eqx
+
+    from rl_algos.alphazero.train import make_planner, network_model
+    from rl_core import Agent
+
+    spec = rl_algos.get("alphazero")
+    env = rl_envs.make("pgx/connect_four")
+    config = dataclasses.replace(spec.config_cls(), num_simulations=16)
+    plan = make_planner(env, config)
+    game = env.game_model()
+
+    def agent(k):
+        return Agent(eqx.filter(network_model(env, config)(k), eqx.is_array))
+
+    # 8 positions, game i opened by i random moves.
+    def opened(k, moves):
+        s = game.init(k)
+        for i in range(moves):
+            legal = np.flatnonzero(np.asarray(game.view(s).legal))
+            s = game.step(s, jnp.int32(legal[(3 * i + moves) % len(legal)]), k)
+        return s
+
+    keys = jax.random.split(jax.random.PRNGKey(1), 8)
+    states = [opened(k, i) for i, k in enumerate(keys)]
+    batch = jax.tree.map(lambda *x: jnp.stack(x), *states)
+    one = agent(jax.random.PRNGKey(0))
+    alone = [int(jax.jit(plan)(one, s, k)) for s, k in zip(states, keys, strict=True)]
+    together = jax.jit(jax.vmap(plan, in_axes=(None, 0, 0)))(one, batch, keys)
+    assert np.asarray(together).tolist() == alone
+    assert len(set(alone)) > 1  # the positions differ, and so do the moves
+    # Two agents, each its own games.
+    two = jax.tree.map(lambda a, b: jnp.stack([a, b] * 4),
+                       one, agent(jax.random.PRNGKey(5)))
+    each = jax.jit(jax.vmap(plan))(two, batch, keys)
+    other = agent(jax.random.PRNGKey(5))
+    want = [int(jax.jit(plan)(one if i % 2 == 0 else other, s, k))
+            for i, (s, k) in enumerate(zip(states, keys, strict=True))]
+    assert np.asarray(each).tolist() == want

@@ -169,18 +169,48 @@ def make_planner(env: Any, config: AlphaZeroConfig, simulations: int | None = No
     """`plan(agent, state, key) -> action` (int32 []): the trained agent playing with search, as
     AlphaZero plays: `simulations` simulations (the run's `num_simulations` when None) from the
     game `state` (one game of `env.game_model()`), the search's deterministic choice (no Gumbel
-    noise)."""
+    noise).
+
+    Vmapped over games (a match's), one agent's plans are one search over the batch of games, as
+    self-play searches: a vmap of one-game searches batches each of the search's gathers and
+    scatters over a unit axis, which XLA's CPU backend runs more slowly. Without Gumbel noise
+    and in a game without chance the key changes no move, so the batch searches with the first
+    game's."""
     game = game_model(env, "alphazero")
     if simulations is not None:
         config = dataclasses.replace(config, num_simulations=simulations)
     search = make_search(game, model_structure(network_model(env, config))[1], config,
                          gumbel_scale=0.0)
 
+    def searched(params: Any, states: Any, key: jax.Array) -> jax.Array:
+        return search(params, states, key)[1].action.astype(jnp.int32)
+
+    def one_game(params: Any, state: Any, key: jax.Array) -> jax.Array:
+        return searched(params, jax.tree.map(lambda x: x[None], state), key)[0]
+
+    plan_one = jax.custom_batching.custom_vmap(one_game)
+
+    @plan_one.def_vmap
+    def _plan_games(axis_size: int, in_batched: list[Any], params: Any, state: Any,
+                    key: jax.Array) -> tuple[jax.Array, bool]:
+        params_batched, state_batched, key_batched = in_batched
+        if any(jax.tree.leaves(params_batched)):  # several agents: each its own search
+            return jax.vmap(one_game)(
+                *(_broadcast(x, b, axis_size) for x, b in zip(
+                    (params, state, key), in_batched, strict=True))), True
+        states = _broadcast(state, state_batched, axis_size)
+        return searched(params, states, key[0] if key_batched else key), True
+
     def plan(agent: Agent, state: Any, key: jax.Array) -> jax.Array:
-        _, out = search(agent.params, jax.tree.map(lambda x: x[None], state), key)
-        return out.action[0].astype(jnp.int32)
+        return plan_one(agent.params, state, key)
 
     return plan
+
+
+def _broadcast(tree: Any, batched: Any, size: int) -> Any:
+    """`tree` with every leaf that `batched` marks False given a leading axis of `size`."""
+    return jax.tree.map(lambda x, b: x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))),
+                        tree, batched)
 
 
 def check_data_parallel(config: AlphaZeroConfig, num_devices: int) -> None:
