@@ -348,6 +348,9 @@ CASES: dict[str, Case] = {
                                                   "8"], "none of these runs plans", "run"),
     "run planner in self-play": Case(["run", "--algo", "alphazero", "--env", "pgx/tic_tac_toe",
                                       "--env-arg", "opponent=self"], "drop opponent=self"),
+    "run reflect on a game without symmetry": Case(
+        ["run", "--algo", "alphazero", "--env", "pgx/othello", "--set", "reflect=true"],
+        "no left-right symmetry"),
     "arena odd games": Case(["arena", "{run}", "--games", "7"], "--games must be an even", "run"),
     "arena opening moves negative": Case(["arena", "{run}", "--opening-moves", "-1"],
                                          "--opening-moves must be", "run"),

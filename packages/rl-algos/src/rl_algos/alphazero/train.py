@@ -173,7 +173,7 @@ def make_planner(env: Any, config: AlphaZeroConfig, simulations: int | None = No
 
     Vmapped over games (a match's), one agent's plans are one search over the batch of games, as
     self-play searches: a vmap of one-game searches batches each of the search's gathers and
-    scatters over a unit axis, which XLA's CPU backend runs more slowly. Without Gumbel noise
+    scatters over a unit axis, a few percent slower on CPU. Without Gumbel noise
     and in a game without chance the key changes no move, so the batch searches with the first
     game's."""
     game = game_model(env, "alphazero")
