@@ -22,7 +22,7 @@ def _mirror_move(name: str, action: int, shape: tuple[int, ...]) -> int:
     return (action // w) * w + (w - 1 - action % w)
 
 
-@pytest.mark.parametrize("name", ["connect_four", "tic_tac_toe", "go_9x9"])
+@pytest.mark.parametrize("name", ["connect_four", "tic_tac_toe", "go_9x9", "go_19x19"])
 def test_the_mirror_image_is_the_game_after_the_mirrored_moves(name: str) -> None:
     game = PgxGame(name)
     step = jax.jit(game.step)

@@ -23,6 +23,7 @@ game. The adapters give one through an environment's `game_model()` (`rl_envs.pg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 import jax
@@ -59,4 +60,4 @@ class TurnBasedGame(Protocol):
     def view(self, state: Any) -> GameView: ...
 
     # The left-right mirror image of (observation, per-move array), or None: see above.
-    reflect: Any
+    reflect: Callable[[jax.Array, jax.Array], tuple[jax.Array, jax.Array]] | None

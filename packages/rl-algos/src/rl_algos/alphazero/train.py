@@ -346,12 +346,13 @@ def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None
 
         def sgd_step(state, k):
             params, opt_state = state
-            if config.reflect:
+            if config.reflect:  # a key of its own for the flips (off: the streams as before)
                 k, k_flip = jax.random.split(k)
+                flip = jax.random.bernoulli(k_flip, 0.5, (minibatch,))
             idx = jax.random.choice(k, c, (minibatch,), p=p)
             mb = jax.tree.map(lambda x: x[idx], replay)
             if config.reflect:
-                mb = mirrored(reflect, mb, jax.random.bernoulli(k_flip, 0.5, (minibatch,)))
+                mb = mirrored(reflect, mb, flip)
             (_, metrics), grads = grad_fn(params, mb, hp.value_coef)
             if axis_name is not None:
                 grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
