@@ -26,6 +26,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from rl_algos.common.batching import with_batch_axis
+
 
 def backward(tree: Any, leaf_index: jax.Array) -> Any:
     """mctx's backup for a batch: from each game's new leaf `leaf_index [B]` to the root, every
@@ -79,8 +81,7 @@ def _backup_vmap(axis_size: int, in_batched: list[bool], *args: jax.Array
                  ) -> tuple[tuple[jax.Array, ...], tuple[bool, ...]]:
     """Under `vmap` (members, a sweep's settings) the games of every batch walk up in one loop:
     a vmapped `while_loop` would carry and select the whole tree on every level again."""
-    args = tuple(x if b else jnp.broadcast_to(x, (axis_size, *x.shape))
-                 for x, b in zip(args, in_batched, strict=True))
+    args = with_batch_axis(args, tuple(in_batched), axis_size)
     out = _backup(*(x.reshape(-1, *x.shape[2:]) for x in args))
     return tuple(x.reshape(axis_size, -1, *x.shape[1:]) for x in out), (True,) * 4
 

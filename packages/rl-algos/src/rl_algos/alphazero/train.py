@@ -55,6 +55,7 @@ import optax
 from rl_algos.alphazero.config import AlphaZeroConfig
 from rl_algos.alphazero.network import PolicyValueNet
 from rl_algos.alphazero.replay import Replay, mirrored, mixed_value_targets, outcome_targets
+from rl_algos.common.batching import with_batch_axis
 from rl_algos.common.carry import initial_carry, next_carry
 from rl_algos.common.config import require
 from rl_algos.common.envs import make_vector_env
@@ -196,21 +197,14 @@ def make_planner(env: Any, config: AlphaZeroConfig, simulations: int | None = No
         params_batched, state_batched, key_batched = in_batched
         if any(jax.tree.leaves(params_batched)):  # several agents: each its own search
             return jax.vmap(one_game)(
-                *(_broadcast(x, b, axis_size) for x, b in zip(
-                    (params, state, key), in_batched, strict=True))), True
-        states = _broadcast(state, state_batched, axis_size)
+                *with_batch_axis((params, state, key), tuple(in_batched), axis_size)), True
+        states = with_batch_axis(state, state_batched, axis_size)
         return searched(params, states, key[0] if key_batched else key), True
 
     def plan(agent: Agent, state: Any, key: jax.Array) -> jax.Array:
         return plan_one(agent.params, state, key)
 
     return plan
-
-
-def _broadcast(tree: Any, batched: Any, size: int) -> Any:
-    """`tree` with every leaf that `batched` marks False given a leading axis of `size`."""
-    return jax.tree.map(lambda x, b: x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))),
-                        tree, batched)
 
 
 def check_data_parallel(config: AlphaZeroConfig, num_devices: int) -> None:

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.interpreters import partial_eval as pe
 
+from rl_algos.common.batching import with_batch_axis
 from rl_algos.common.config import ConfigError
 from rl_algos.qlearning.config import QLearningConfig
 from rl_core import Agent, Algorithm, Discrete, Policy, RunnerState, TrainResult, TrainState
@@ -151,11 +152,7 @@ def take_rows(table: jax.Array, idx: jax.Array) -> jax.Array:
 @take_rows.def_vmap
 def _take_rows_vmap(axis_size: int, in_batched: Any, table: jax.Array,
                     idx: jax.Array) -> tuple[jax.Array, bool]:
-    table_b, idx_b = in_batched
-    if not table_b:
-        table = jnp.broadcast_to(table, (axis_size, *table.shape))
-    if not idx_b:
-        idx = jnp.broadcast_to(idx, (axis_size, *idx.shape))
+    table, idx = with_batch_axis((table, idx), tuple(in_batched), axis_size)
     n = table.shape[1]
     offsets = (jnp.arange(axis_size, dtype=idx.dtype) * n).reshape((axis_size,)
                                                                   + (1,) * (idx.ndim - 1))
@@ -173,11 +170,8 @@ def set_entries(table: jax.Array, row: jax.Array, col: jax.Array,
 @set_entries.def_vmap
 def _set_entries_vmap(axis_size: int, in_batched: Any, table: jax.Array, row: jax.Array,
                       col: jax.Array, values: jax.Array) -> tuple[jax.Array, bool]:
-    table_b, *rest_b = in_batched
-    if not table_b:
-        table = jnp.broadcast_to(table, (axis_size, *table.shape))
-    row, col, values = (x if b else jnp.broadcast_to(x, (axis_size, *x.shape))
-                        for x, b in zip((row, col, values), rest_b, strict=True))
+    table, row, col, values = with_batch_axis((table, row, col, values), tuple(in_batched),
+                                              axis_size)
     shape = table.shape
     offsets = (jnp.arange(axis_size, dtype=row.dtype) * shape[1]).reshape(
         (axis_size,) + (1,) * (row.ndim - 1))
