@@ -13,8 +13,8 @@ import jax.numpy as jnp
 
 
 def with_batch_axis(tree: Any, batched: Any, size: int) -> Any:
-    """`tree` with every leaf that `batched` (the rule's `in_batched`: a bool per leaf, or one
-    for the whole tree) marks False broadcast to a leading axis of `size`: `[...]` to
-    `[size, ...]`; batched leaves are returned as they are."""
+    """`tree` with every leaf that `batched` (the rule's `in_batched` for it: a tree of bools of
+    the same structure, one per leaf) marks False broadcast to a leading axis of `size`: `[...]`
+    to `[size, ...]`; batched leaves are returned as they are."""
     return jax.tree.map(lambda x, b: x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))),
                         tree, batched)
