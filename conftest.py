@@ -33,17 +33,24 @@ SKIPPED_BY_DEFAULT = ("slow", "gate", "learning", "heavy")
 # fusion emitters at level 0, 34 without). `rl_process_env(optimised=True)` strips them again.
 FAST_COMPILE_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
 
+# The tests that simulate several devices in one process (`--xla_force_host_platform_device_count`)
+# run them on the machine's 2 cores beside pytest-xdist's other worker: one device's share of a
+# program can reach a collective long after the others, and XLA's CPU runtime aborts the process
+# when a collective waits over 40 s (its default).
+COLLECTIVE_TIMEOUT_FLAG = "--xla_cpu_collective_call_terminate_timeout_seconds=600"
+
 
 def pytest_configure(config) -> None:
     """The default tier compiles hundreds of small programs that run for milliseconds: most of
     its time is XLA compilation, so that tier compiles with `FAST_COMPILE_FLAGS`. A marker
     expression (`-m slow`, `-m gate`, the learning tiers, whose programs run for minutes) keeps
     full optimisation. Set before JAX starts its backend, and inherited by the `rl` processes
-    the tests start; a flag already in XLA_FLAGS is left as it is."""
-    if config.getoption("markexpr"):
-        return
+    the tests start; a flag already in XLA_FLAGS is left as it is. Every tier gets
+    `COLLECTIVE_TIMEOUT_FLAG`."""
     flags = os.environ.get("XLA_FLAGS", "")
-    for flag in FAST_COMPILE_FLAGS:
+    extra = (COLLECTIVE_TIMEOUT_FLAG,) if config.getoption("markexpr") else (
+        COLLECTIVE_TIMEOUT_FLAG, *FAST_COMPILE_FLAGS)
+    for flag in extra:
         if flag.split("=")[0] not in flags:
             flags = f"{flags} {flag}".strip()
     os.environ["XLA_FLAGS"] = flags
