@@ -229,9 +229,11 @@ def make_algorithm(env: Any, config: AlphaZeroConfig, data_axis: DataAxis | None
     axis_name = None if data_axis is None else data_axis.name
     game = game_model(env, "alphazero")
     reflect = getattr(game, "reflect", None)
+    # The game model declares its symmetry (`TurnBasedGame.reflect`): the adapter knows which.
+    name = getattr(game, "name", "this game")
     require(not config.reflect or reflect is not None,
-            "reflect=true trains on the board's mirror images, and this game has no left-right "
-            "symmetry (connect_four, tic_tac_toe and go have one); drop --set reflect=true")
+            f"reflect=true trains on the board's mirror images, and {name} has no left-right "
+            "symmetry (its game model gives no reflect); drop --set reflect=true")
     make_model = network_model(env, config)
     static = model_structure(make_model)[1]
     policy = make_policy(env, config)
