@@ -8,6 +8,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 import rl_envs
@@ -16,6 +17,8 @@ from rl_algos.common.distributions import distribution_for
 from rl_algos.common.envs import centralised
 from rl_algos.common.networks import actor_critic_factory
 from rl_algos.common.policy import actor_critic_model
+from rl_algos.common.recurrent import RecurrentActorCritic
+from rl_algos.common.sgd import clip_by_part, network_parts
 from rl_algos.mappo import MAPPOConfig, make_policy
 from rl_core import Agent, Discrete, agents_as_batch
 
@@ -162,3 +165,34 @@ def test_the_win_rate_counts_each_smax_battle_once_through_the_training_stack() 
     assert battles >= 30 and 0 < wins < battles
     assert float(metrics["episode_count"]) == 3 * battles  # once per ally, as the wins
     assert float(metrics["episode_won_sum"]) / float(metrics["episode_count"]) == wins / battles
+
+
+@pytest.mark.parametrize("recurrent", [False, True])
+def test_the_actor_and_the_critic_are_clipped_each_by_its_own_norm(recurrent: bool) -> None:
+    """Two networks, two clips (Yu et al., 2022; JaxMARL's two optimisers): a large value
+    gradient leaves the policy's as it is, where one clip over both would shrink it."""
+    key = jax.random.PRNGKey(0)
+    model = (RecurrentActorCritic(key, 10, 5, (16,), 8, (16,), "relu", False, actor_size=4)
+             if recurrent else
+             actor_critic_factory(distribution_for(Discrete(5)), 10, (16,), "tanh",
+                                  actor_size=4)(key))
+    params = eqx.filter(model, eqx.is_array)
+    parts = network_parts(model)
+    assert parts is not None
+    labels = parts(params)
+    grads = jax.tree.map(lambda x, part: jnp.full_like(x, 0.001 if part == "actor" else 10.0),
+                         params, labels)
+    clip = clip_by_part(0.5, parts)
+    clipped, _ = clip.update(grads, clip.init(params))
+
+    def norm(tree: object, part: str) -> float:
+        return float(optax.tree.norm([x for x, lab in zip(jax.tree.leaves(tree),
+                                                            jax.tree.leaves(labels), strict=True)
+                                        if lab == part]))
+
+    assert norm(grads, "actor") < 0.5 < norm(grads, "critic")
+    assert norm(clipped, "actor") == pytest.approx(norm(grads, "actor"), rel=1e-6)
+    assert norm(clipped, "critic") == pytest.approx(0.5, rel=1e-5)
+    # A network that is one (no centralised critic) keeps one clip over everything.
+    assert network_parts(actor_critic_factory(distribution_for(Discrete(5)), 10, (16,),
+                                              "tanh")(key)) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
@@ -145,6 +145,8 @@ class ActorCritic(eqx.Module):
     log_std: jax.Array | None
     torso: ImageTorso | None
     actor_size: int | None = eqx.field(static=True)
+    # The critic's part, which an optimiser clips apart when `actor_size` makes two networks.
+    CRITIC_FIELDS: ClassVar[frozenset[str]] = frozenset({"critic", "value_head"})
 
     def __init__(self, key: jax.Array, d_obs: int, d_out: int, hidden: Sequence[int],
                  activation: str, gaussian: bool,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
@@ -90,6 +90,9 @@ class RecurrentActorCritic(eqx.Module):
     critic_torso: MLP | None
     critic_cell: eqx.nn.GRUCell | None
     actor_size: int | None = eqx.field(static=True)
+    # The critic's part, which an optimiser clips apart when `actor_size` makes two networks.
+    CRITIC_FIELDS: ClassVar[frozenset[str]] = frozenset({"critic_torso", "critic_cell",
+                                                         "critic", "value_head"})
 
     def __init__(self, key: jax.Array, d_obs: int, d_out: int, hidden: Sequence[int],
                  rnn_hidden: int, head_sizes: Sequence[int], activation: str, gaussian: bool,

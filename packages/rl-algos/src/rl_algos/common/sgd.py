@@ -16,11 +16,17 @@ from rl_algos.common.shuffle import shuffled_minibatches
 
 
 def clipped_optimizer(lr: Any, max_grad_norm: Any, *, kind: str = "adam",
-                      anneal_updates: int | None = None,
-                      steps_per_update: int = 1) -> optax.GradientTransformation:
+                      anneal_updates: int | None = None, steps_per_update: int = 1,
+                      parts: Callable[[Any], Any] | None = None) -> optax.GradientTransformation:
     """Global-norm clipping then Adam (eps 1e-5, as the PPO reference implementations) or RAdam
     (`kind='radam'`, PQN). With `anneal_updates`, the learning rate decays linearly to 0 over
     that many updates, stepped once per update (`steps_per_update` optimiser steps each).
+
+    With `parts` (`params -> labels`, `"actor"` or `"critic"` per leaf: `network_parts`) each
+    part's gradient is clipped by its own global norm, as MAPPO steps its actor and its critic
+    (Yu et al., 2022; JaxMARL's two optimisers), so a large value gradient does not shrink the
+    policy's. One Adam then steps both: Adam is per coordinate and the two step counts agree,
+    so it is the arithmetic of two.
 
     `optax.flatten` runs clipping and the optimiser on one concatenated vector instead of leaf
     by leaf: the same arithmetic with a fraction of the (overhead-bound) small ops on CPU."""
@@ -31,7 +37,32 @@ def clipped_optimizer(lr: Any, max_grad_norm: Any, *, kind: str = "adam",
             return base * (1.0 - (count // steps_per_update) / anneal_updates)
 
     opt = optax.adam(lr, eps=1e-5) if kind == "adam" else optax.radam(lr)
-    return optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), opt))
+    if parts is None:
+        return optax.flatten(optax.chain(optax.clip_by_global_norm(max_grad_norm), opt))
+    return optax.chain(clip_by_part(max_grad_norm, parts), optax.flatten(opt))
+
+
+def clip_by_part(max_norm: Any, parts: Callable[[Any], Any]) -> optax.GradientTransformation:
+    """Each part's gradient (`parts(params)`: `"actor"` or `"critic"` per leaf) clipped by its
+    own global norm to at most `max_norm`."""
+    clip = optax.clip_by_global_norm(max_norm)
+    return optax.multi_transform({"actor": clip, "critic": clip}, parts)
+
+
+def network_parts(model: Any) -> Callable[[Any], Any] | None:
+    """`params -> labels` for `clipped_optimizer(parts=...)` when `model` (the network, or its
+    static structure) is two networks, an actor and a centralised critic (its `actor_size` is
+    set): `"critic"` for every leaf under one of its class's `CRITIC_FIELDS`, `"actor"` for the
+    rest. `None` (one clip over everything) for any other network."""
+    if getattr(model, "actor_size", None) is None:
+        return None
+    critic_fields = type(model).CRITIC_FIELDS
+
+    def labels(params: Any) -> Any:
+        return jax.tree_util.tree_map_with_path(
+            lambda path, _: "critic" if path[0].name in critic_fields else "actor", params)
+
+    return labels
 
 
 GradFn = Callable[[Any, Any], tuple[tuple[jax.Array, dict[str, jax.Array]], Any]]
@@ -65,13 +96,17 @@ def sgd_epochs(grad_fn: GradFn, tx: optax.GradientTransformation, params: Any, o
 
 
 def annealed_optimizer(config: Any, kind: str = "adam",
-                       steps_per_update: int | None = None
+                       steps_per_update: int | None = None, model: Any = None
                        ) -> Callable[[Any], optax.GradientTransformation]:
     """`hp -> clipped_optimizer(hp.lr, hp.max_grad_norm)` of an algorithm whose `config` has
     `anneal_lr` (the rate decays linearly to 0 over `config.num_updates`) and takes
-    `steps_per_update` optimiser steps per update (default: its epochs times minibatches)."""
+    `steps_per_update` optimiser steps per update (default: its epochs times minibatches);
+    `model` (the network's structure) clips an actor and a centralised critic apart
+    (`network_parts`)."""
     anneal = config.num_updates if config.anneal_lr else None
     steps = (config.num_epochs * config.num_minibatches if steps_per_update is None
              else steps_per_update)
+    parts = network_parts(model)
     return lambda hp: clipped_optimizer(hp.lr, hp.max_grad_norm, kind=kind,
-                                        anneal_updates=anneal, steps_per_update=steps)
+                                        anneal_updates=anneal, steps_per_update=steps,
+                                        parts=parts)

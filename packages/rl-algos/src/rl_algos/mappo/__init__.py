@@ -7,6 +7,8 @@ none) with the agent's one-hot id: the paper's agent-specific global state.
 
 `make_algorithm` is PPO's on `rl_core.CentralisedCritic(env)`: each agent's observation carries
 the critic's input after its own, and the network (`ActorCritic` with `actor_size`) splits it.
+The actor's and the critic's gradients are clipped each by its own global norm, as the paper's
+and JaxMARL's two optimisers do (`rl_algos.common.sgd.network_parts`).
 The actor never sees the global state, so the trained policy acts on the environment's own
 observations (evaluation, rendering) unchanged. Returns are team returns, as IPPO's."""
 

@@ -81,7 +81,7 @@ def make_algorithm(
     batch_size = num_envs * config.num_steps
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    optimizer = annealed_optimizer(config)
+    optimizer = annealed_optimizer(config, model=static)
     config.check_pool(env)
     pool_games = config.pool_games(num_envs)
     require(not (pool_games and data_axis is not None),

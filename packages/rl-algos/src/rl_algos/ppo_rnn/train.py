@@ -64,7 +64,7 @@ def make_algorithm(env: Any, config: PPORNNConfig) -> Algorithm:
     initial_state, policy_step = policy.initial_state, policy.step
     num_updates, n_mb, n_ep = config.num_updates, config.num_minibatches, config.num_epochs
 
-    optimizer = annealed_optimizer(config)
+    optimizer = annealed_optimizer(config, model=static)
 
     def init(key: jax.Array, hp: Any) -> RunnerState:
         return initial_carry(key, make_model, venv, optimizer(hp).init,
