@@ -115,7 +115,7 @@ GATES = [
          EVERY_SEED, "docs/adapters-jaxmarl.md IPPO: 2e6-step gate",
          total_timesteps=2_000_000),
     # MAPPO on the same preset (its centralised critic the only difference) for 1e6 steps:
-    # measured -61.17 +- 0.50 over seeds 0-3 (worst -61.44).
+    # measured -59.50 +- 0.70 over seeds 0-3 (worst -59.93).
     Gate("mappo-mpe-spread", "mappo", "jaxmarl/MPE_simple_spread_v3", 4, 999_424, -65.0,
          EVERY_SEED, "docs/adapters-jaxmarl.md MAPPO: 1e6-step gate",
          total_timesteps=1_000_000),
