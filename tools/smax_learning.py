@@ -10,9 +10,12 @@ The measures are the same for both, over the battles that ended in the last 5% o
 seed: the win rate and the team return (the sum of the allies' returns; a won battle's is about
 twice the number of allies), with the mean over seeds and its 95% interval (Student t). The
 figure plots each program's win rate per update (the mean over seeds of each update's finished
-battles, smoothed over 20 updates) with the seeds' 95% band.
+battles, smoothed over 20 updates) with the seeds' 95% band. The figure's JSON keeps each
+program's measures and its curve, so that `--programs ours` (or `jaxmarl`) reruns one side and
+takes the other from the JSON of the same map, budget and seeds.
 
     uv run --group bench python tools/smax_learning.py [--map 2s3z] [--seeds 4] [--timesteps T]
+        [--programs ours,jaxmarl]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jaxmarl_mappo_repro as theirs  # noqa: E402
@@ -69,26 +73,63 @@ def report(results: dict[str, dict[str, Any]], smax_map: str, timesteps: int,
         print_table({k: r[measure] for k, r in results.items()}, digits)
 
 
+PROGRAMS = {"ours": run_ours, "jaxmarl": run_theirs}
+
+
+def stored(record: dict[str, Any]) -> dict[str, Any]:
+    """A program's measures as the JSON keeps them: the curve `[seeds, updates]` as lists, an
+    update without a finished battle as null."""
+    return {measure: {**s, "curve": [[None if np.isnan(x) else float(x) for x in row]
+                                     for row in np.asarray(s["curve"])]}
+            for measure, s in record.items()}
+
+
+def loaded(record: dict[str, Any]) -> dict[str, Any]:
+    """`stored`'s inverse."""
+    return {measure: {**s, "curve": np.array([[np.nan if x is None else x for x in row]
+                                              for row in s["curve"]], np.float64)}
+            for measure, s in record.items()}
+
+
+def earlier(path: Path, key: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
+    """The programs `names` from the JSON at `path`, which must hold them at the same map,
+    budget and seeds (`key`); otherwise one line saying what to run."""
+    if not names:
+        return {}
+    old = json.loads(path.read_text()) if path.exists() else {}
+    same = {k: old.get(k) for k in key} == key
+    missing = [n for n in names if not same or "curve" not in old.get(n, {}).get("win rate", {})]
+    if missing:
+        sys.exit(f"error: {path} holds no curve of {', '.join(missing)} at {key}; train "
+                 f"{'it' if len(missing) == 1 else 'them'} too: --programs ours,jaxmarl")
+    return {n: loaded(old[n]) for n in names}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--map", default=theirs.CONFIG["MAP_NAME"])
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--timesteps", type=int, default=None,
                     help="environment steps per seed (default: the yaml's, 1e7)")
+    ap.add_argument("--programs", default="ours,jaxmarl",
+                    help="the programs to train; the others come from the figure's JSON")
     ap.add_argument("--figure", default=None, help="default: docs/figures/smax-MAP-mappo.png")
     a = ap.parse_args()
+    run = [p for p in a.programs.split(",") if p]
+    if not run or set(run) - set(PROGRAMS):
+        sys.exit(f"error: --programs {a.programs!r}: name some of {', '.join(PROGRAMS)}")
     timesteps = a.timesteps or theirs.CONFIG["TOTAL_TIMESTEPS"]
     figure = Path(a.figure or REPO / "docs" / "figures" / f"smax-{a.map}-mappo.png")
-    results = {"ours": run_ours(a.map, timesteps, a.seeds)}
-    report(results, a.map, timesteps, a.seeds)  # ours at once: theirs takes as long again
-    results["jaxmarl"] = run_theirs(a.map, timesteps, a.seeds)
-    report(results, a.map, timesteps, a.seeds)
+    key = {"map": a.map, "timesteps": timesteps, "seeds": a.seeds}
+    kept = earlier(figure.with_suffix(".json"), key, [p for p in PROGRAMS if p not in run])
+    results: dict[str, dict[str, Any]] = {}
+    for name in PROGRAMS:  # each printed as soon as it is known: one takes an hour or more
+        results[name] = kept[name] if name in kept else PROGRAMS[name](a.map, timesteps, a.seeds)
+        report(results, a.map, timesteps, a.seeds)
     plot({k: r["win rate"] for k, r in results.items()}, figure,
          f"MAPPO-RNN on SMAX {a.map}, {timesteps:,} steps", ylabel="win rate (training battles)")
-    record = {k: {measure: {f: v for f, v in s.items() if f != "curve"}
-                  for measure, s in r.items()} for k, r in results.items()}
     figure.with_suffix(".json").write_text(json.dumps(
-        {"map": a.map, "timesteps": timesteps, "seeds": a.seeds, **record}, indent=1) + "\n")
+        {**key, **{k: stored(r) for k, r in results.items()}}, indent=1) + "\n")
     print(f"figure {figure}")
 
 
