@@ -77,17 +77,15 @@ PROGRAMS = {"ours": run_ours, "jaxmarl": run_theirs}
 
 
 def stored(record: dict[str, Any]) -> dict[str, Any]:
-    """A program's measures as the JSON keeps them: the curve `[seeds, updates]` as lists, an
-    update without a finished battle as null."""
-    return {measure: {**s, "curve": [[None if np.isnan(x) else float(x) for x in row]
-                                     for row in np.asarray(s["curve"])]}
+    """A program's measures as the JSON keeps them (as `craftax_learning.py` keeps its curves):
+    the curve `[seeds, updates]` as lists, an update without a finished battle as NaN."""
+    return {measure: {**s, "curve": np.asarray(s["curve"]).tolist()}
             for measure, s in record.items()}
 
 
 def loaded(record: dict[str, Any]) -> dict[str, Any]:
     """`stored`'s inverse."""
-    return {measure: {**s, "curve": np.array([[np.nan if x is None else x for x in row]
-                                              for row in s["curve"]], np.float64)}
+    return {measure: {**s, "curve": np.asarray(s["curve"], np.float64)}
             for measure, s in record.items()}
 
 
