@@ -1,16 +1,23 @@
-"""What the learning tools (`ippo_learning.py`, `xland_learning.py`, `craftax_learning.py`)
-share: a program compiled apart from its run, the per-seed summary of final returns with its
-95% interval, the table they print and the curve figure they draw."""
+"""What the learning tools (`ippo_learning.py`, `smax_learning.py`, `xland_learning.py`,
+`craftax_learning.py`) share: a program compiled apart from its run, the per-seed summary of
+final returns with its 95% interval, the table they print and the curve figure they draw."""
 
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 SMOOTH = 20  # updates per point of the plotted curve
+
+
+def window(updates: int) -> int:
+    """Updates averaged per plotted point: `SMOOTH`, or a quarter of the run where `SMOOTH`
+    would leave under 4 points, so that a short run still draws a line."""
+    return SMOOTH if updates >= 4 * SMOOTH else max(1, updates // 4)
 
 
 def timed_compile(fn: Any, *args: Any) -> tuple[Any, float]:
@@ -77,6 +84,8 @@ def print_table(results: dict[str, dict[str, Any]], digits: int) -> None:
 
 def plot(results: dict[str, dict[str, Any]], path: Path, title: str,
          ylabel: str = "team return (training episodes)") -> None:
+    """Each program's curve `[seeds, updates]`, averaged over `window(updates)` updates per
+    point, its mean over seeds with the seeds' 95% band (Student t), written to `path`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -87,9 +96,12 @@ def plot(results: dict[str, dict[str, Any]], path: Path, title: str,
     for name, r in results.items():
         curve = r["curve"]
         n, u = curve.shape
-        k = u // SMOOTH
-        pts = np.nanmean(curve[:, : k * SMOOTH].reshape(n, k, SMOOTH), axis=2)
-        x = (np.arange(k) + 1) * SMOOTH * r["steps_per_update"]
+        w = window(u)
+        k = u // w
+        with warnings.catch_warnings():  # a window without a finished episode is NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            pts = np.nanmean(curve[:, : k * w].reshape(n, k, w), axis=2)
+        x = (np.arange(k) + 1) * w * r["steps_per_update"]
         mean = pts.mean(0)
         half = (special.stdtrit(n - 1, 0.975) * pts.std(0, ddof=1) / np.sqrt(n) if n > 1
                 else np.zeros_like(mean))

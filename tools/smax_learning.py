@@ -15,7 +15,12 @@ program's measures and its curve, so that `--programs ours` (or `jaxmarl`) rerun
 takes the other from the JSON of the same map, budget and seeds.
 
     uv run --group bench python tools/smax_learning.py [--map 2s3z] [--seeds 4] [--timesteps T]
-        [--programs ours,jaxmarl]
+        [--programs ours,jaxmarl] [--figure PATH]
+
+`--programs ours-terminating` is ours with the step limit reported as a termination (no
+bootstrap from the last state), as JaxMARL's one `done` flag treats it: the difference that flag
+makes. The programs not named are taken from the JSON where it holds them at the same map,
+budget and seeds, and left out otherwise.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jaxmarl_mappo_repro as theirs  # noqa: E402
+from ippo_learning import time_limit_as_termination  # noqa: E402
 from learning_report import plot, print_table, summary, timed_compile, train_seeds  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,10 +52,15 @@ def measures(m: dict[str, Any], per_update: int, compile_s: float,
                                    compile_s, run_s)}
 
 
-def run_ours(smax_map: str, timesteps: int, seeds: int) -> dict[str, dict[str, Any]]:
+def run_ours(smax_map: str, timesteps: int, seeds: int,
+             ablate_truncation: bool = False) -> dict[str, dict[str, Any]]:
+    """The registry's `mappo_rnn` at its `smax` preset; with `ablate_truncation`, on the
+    environment whose step limit terminates."""
     import rl_envs
 
     env = rl_envs.make(f"jaxmarl/SMAX_{smax_map}")
+    if ablate_truncation:
+        env = time_limit_as_termination(env)
     m, config, compile_s, run_s = train_seeds("mappo_rnn", "smax", env, timesteps, seeds)
     return measures(m, config.num_envs * config.num_steps, compile_s, run_s)
 
@@ -73,7 +84,9 @@ def report(results: dict[str, dict[str, Any]], smax_map: str, timesteps: int,
         print_table({k: r[measure] for k, r in results.items()}, digits)
 
 
-PROGRAMS = {"ours": run_ours, "jaxmarl": run_theirs}
+PROGRAMS = {"ours": run_ours,
+            "ours-terminating": lambda *a: run_ours(*a, ablate_truncation=True),
+            "jaxmarl": run_theirs}
 
 
 def stored(record: dict[str, Any]) -> dict[str, Any]:
@@ -90,17 +103,23 @@ def loaded(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def earlier(path: Path, key: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
-    """The programs `names` from the JSON at `path`, which must hold them at the same map,
-    budget and seeds (`key`); otherwise one line saying what to run."""
+    """Those of the programs `names` that the JSON at `path` holds at the same map, budget and
+    seeds (`key`); one line for a JSON that cannot be read and for each program left out."""
     if not names:
         return {}
-    old = json.loads(path.read_text()) if path.exists() else {}
-    same = {k: old.get(k) for k in key} == key
-    missing = [n for n in names if not same or "curve" not in old.get(n, {}).get("win rate", {})]
-    if missing:
-        sys.exit(f"error: {path} holds no curve of {', '.join(missing)} at {key}; train "
-                 f"{'it' if len(missing) == 1 else 'them'} too: --programs ours,jaxmarl")
-    return {n: loaded(old[n]) for n in names}
+    try:
+        old = json.loads(path.read_text()) if path.exists() else {}
+        same = {k: old.get(k) for k in key} == key
+        kept = {n: loaded(old[n]) for n in names
+                if same and "curve" in old.get(n, {}).get("win rate", {})}
+    except (ValueError, TypeError, AttributeError, KeyError) as e:
+        sys.exit(f"error: {path} is not a JSON this tool wrote ({e}); move it away or train "
+                 f"every program: --programs {','.join(PROGRAMS)}")
+    for n in sorted(set(names) - set(kept)):
+        print(f"{n}: not in {path} at {key}; left out (train it: --programs {n})", flush=True)
+    for n in kept:
+        print(f"{n}: taken from {path} (its run's compile and run times)", flush=True)
+    return kept
 
 
 def main() -> None:
@@ -121,7 +140,8 @@ def main() -> None:
     key = {"map": a.map, "timesteps": timesteps, "seeds": a.seeds}
     kept = earlier(figure.with_suffix(".json"), key, [p for p in PROGRAMS if p not in run])
     results: dict[str, dict[str, Any]] = {}
-    for name in PROGRAMS:  # each printed as soon as it is known: one takes an hour or more
+    for name in [p for p in PROGRAMS if p in run or p in kept]:
+        # each printed as soon as it is known: one takes an hour or more
         results[name] = kept[name] if name in kept else PROGRAMS[name](a.map, timesteps, a.seeds)
         report(results, a.map, timesteps, a.seeds)
     plot({k: r["win rate"] for k, r in results.items()}, figure,
