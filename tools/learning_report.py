@@ -4,6 +4,8 @@ final returns with its 95% interval, the table they print and the curve figure t
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -113,3 +115,38 @@ def plot(results: dict[str, dict[str, Any]], path: Path, title: str,
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+
+
+def stored(record: dict[str, Any]) -> dict[str, Any]:
+    """A program's measures as the JSON keeps them (as `craftax_learning.py` keeps its curves):
+    the curve `[seeds, updates]` as lists, an update without a finished battle as NaN."""
+    return {measure: {**s, "curve": np.asarray(s["curve"]).tolist()}
+            for measure, s in record.items()}
+
+
+def loaded(record: dict[str, Any]) -> dict[str, Any]:
+    """`stored`'s inverse."""
+    return {measure: {**s, "curve": np.asarray(s["curve"], np.float64)}
+            for measure, s in record.items()}
+
+
+def earlier(path: Path, key: dict[str, Any], names: list[str],
+            programs: list[str]) -> dict[str, dict[str, Any]]:
+    """Those of the programs `names` (of the tool's `programs`) that the JSON at `path` holds at
+    the same settings (`key`: e.g. map, budget and seeds), each measure with its curve; one line
+    for a JSON that cannot be read and for each program left out."""
+    if not names:
+        return {}
+    try:
+        old = json.loads(path.read_text()) if path.exists() else {}
+        same = {k: old.get(k) for k in key} == key
+        kept = {n: loaded(old[n]) for n in names
+                if same and "curve" in old.get(n, {}).get("win rate", {})}
+    except (ValueError, TypeError, AttributeError, KeyError) as e:
+        sys.exit(f"error: {path} is not a JSON this tool wrote ({e}); move it away or train "
+                 f"every program: --programs {','.join(programs)}")
+    for n in sorted(set(names) - set(kept)):
+        print(f"{n}: not in {path} at {key}; left out (train it: --programs {n})", flush=True)
+    for n in kept:
+        print(f"{n}: taken from {path} (its run's compile and run times)", flush=True)
+    return kept

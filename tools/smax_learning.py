@@ -33,12 +33,19 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jaxmarl_mappo_repro as theirs  # noqa: E402
 from ippo_learning import time_limit_as_termination  # noqa: E402
-from learning_report import plot, print_table, summary, timed_compile, train_seeds  # noqa: E402
+from learning_report import (  # noqa: E402
+    earlier,
+    plot,
+    print_table,
+    stored,
+    summary,
+    timed_compile,
+    train_seeds,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -89,39 +96,6 @@ PROGRAMS = {"ours": run_ours,
             "jaxmarl": run_theirs}
 
 
-def stored(record: dict[str, Any]) -> dict[str, Any]:
-    """A program's measures as the JSON keeps them (as `craftax_learning.py` keeps its curves):
-    the curve `[seeds, updates]` as lists, an update without a finished battle as NaN."""
-    return {measure: {**s, "curve": np.asarray(s["curve"]).tolist()}
-            for measure, s in record.items()}
-
-
-def loaded(record: dict[str, Any]) -> dict[str, Any]:
-    """`stored`'s inverse."""
-    return {measure: {**s, "curve": np.asarray(s["curve"], np.float64)}
-            for measure, s in record.items()}
-
-
-def earlier(path: Path, key: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
-    """Those of the programs `names` that the JSON at `path` holds at the same map, budget and
-    seeds (`key`); one line for a JSON that cannot be read and for each program left out."""
-    if not names:
-        return {}
-    try:
-        old = json.loads(path.read_text()) if path.exists() else {}
-        same = {k: old.get(k) for k in key} == key
-        kept = {n: loaded(old[n]) for n in names
-                if same and "curve" in old.get(n, {}).get("win rate", {})}
-    except (ValueError, TypeError, AttributeError, KeyError) as e:
-        sys.exit(f"error: {path} is not a JSON this tool wrote ({e}); move it away or train "
-                 f"every program: --programs {','.join(PROGRAMS)}")
-    for n in sorted(set(names) - set(kept)):
-        print(f"{n}: not in {path} at {key}; left out (train it: --programs {n})", flush=True)
-    for n in kept:
-        print(f"{n}: taken from {path} (its run's compile and run times)", flush=True)
-    return kept
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--map", default=theirs.CONFIG["MAP_NAME"])
@@ -138,7 +112,8 @@ def main() -> None:
     timesteps = a.timesteps or theirs.CONFIG["TOTAL_TIMESTEPS"]
     figure = Path(a.figure or REPO / "docs" / "figures" / f"smax-{a.map}-mappo.png")
     key = {"map": a.map, "timesteps": timesteps, "seeds": a.seeds}
-    kept = earlier(figure.with_suffix(".json"), key, [p for p in PROGRAMS if p not in run])
+    kept = earlier(figure.with_suffix(".json"), key, [p for p in PROGRAMS if p not in run],
+                   list(PROGRAMS))
     results: dict[str, dict[str, Any]] = {}
     for name in [p for p in PROGRAMS if p in run or p in kept]:
         # each printed as soon as it is known: one takes an hour or more
